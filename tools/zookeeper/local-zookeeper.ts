@@ -1,0 +1,184 @@
+/**
+ * A throwaway standalone ZooKeeper for tests, the sample cluster and the benchmarks.
+ *
+ * Runs Debian's `libzookeeper-java` jar directly with `ZooKeeperServerMain` (no init scripts, no /etc config),
+ * on a free loopback port with its own temp data dir, and removes everything on stop().
+ * Missing Debian packages are installed when running as root; otherwise the error says what to install.
+ */
+import { execFileSync, spawn, type ChildProcess } from 'node:child_process';
+import { existsSync, mkdtempSync, mkdirSync, rmSync, writeFileSync } from 'node:fs';
+import { createConnection, createServer } from 'node:net';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+
+export const ZOOKEEPER_JAR = '/usr/share/java/zookeeper.jar';
+export const SLF4J_SIMPLE_JAR = '/usr/share/java/slf4j-simple.jar';
+export const CURATOR_RECIPES_JAR = '/usr/share/java/curator-recipes.jar';
+
+/** Debian packages the throwaway server (and the Curator interop test) need. */
+export const DEBIAN_PACKAGES = ['libzookeeper-java', 'libslf4j-java', 'libcurator-recipes-java', 'openjdk-17-jdk-headless'];
+
+export interface LocalZookeeperOptions {
+  /** ZooKeeper tick; session timeouts are clamped to [2, 20] ticks. Default 200 ms: sessions of 400..4000 ms. */
+  tickTimeMs?: number;
+  /** Port to listen on; default: a free loopback port. */
+  port?: number;
+  /** How often empty container nodes are reaped (JVM flag). Default 1000 ms. */
+  containerCheckIntervalMs?: number;
+}
+
+function commandExists(cmd: string): boolean {
+  try {
+    execFileSync('sh', ['-c', `command -v ${cmd}`], { stdio: 'ignore' });
+    return true;
+  } catch {
+    return false;
+  }
+}
+
+/** Installs the Debian packages when missing and we are root; throws with the exact command otherwise. */
+export function ensureZookeeperInstalled(packages: string[] = DEBIAN_PACKAGES): void {
+  const missing = packages.filter((pkg) => {
+    try {
+      const status = execFileSync('dpkg-query', ['-W', '-f=${Status}', pkg], { encoding: 'utf8', stdio: ['ignore', 'pipe', 'ignore'] });
+      return !status.includes('install ok installed');
+    } catch {
+      return true;
+    }
+  });
+  if (missing.length === 0 && existsSync(ZOOKEEPER_JAR) && commandExists('java')) return;
+  const command = `apt-get update && apt-get install -y --no-install-recommends ${missing.join(' ')}`;
+  if (typeof process.getuid === 'function' && process.getuid() === 0 && commandExists('apt-get')) {
+    process.stderr.write(`[local-zookeeper] installing Debian packages: ${missing.join(' ')}\n`);
+    execFileSync('sh', ['-c', command], { stdio: 'inherit', env: { ...process.env, DEBIAN_FRONTEND: 'noninteractive' } });
+    return;
+  }
+  throw new Error(`ZooKeeper is not installed. Install it with: sudo sh -c '${command}' (or set ZK_CONNECT to an existing ensemble).`);
+}
+
+export async function findFreePort(): Promise<number> {
+  return new Promise((resolve, reject) => {
+    const server = createServer();
+    server.unref();
+    server.on('error', reject);
+    server.listen(0, '127.0.0.1', () => {
+      const address = server.address();
+      const port = typeof address === 'object' && address ? address.port : 0;
+      server.close(() => resolve(port));
+    });
+  });
+}
+
+/** Sends a four-letter word and returns the answer ('' when the server does not answer). */
+export function fourLetterWord(host: string, port: number, word: string, timeoutMs = 2000): Promise<string> {
+  return new Promise((resolve) => {
+    let answer = '';
+    const socket = createConnection({ host, port });
+    const timer = setTimeout(() => {
+      socket.destroy();
+      resolve(answer);
+    }, timeoutMs);
+    socket.on('connect', () => socket.write(word));
+    socket.on('data', (chunk) => (answer += chunk.toString('utf8')));
+    socket.on('error', () => undefined);
+    socket.on('close', () => {
+      clearTimeout(timer);
+      resolve(answer);
+    });
+  });
+}
+
+export class LocalZookeeper {
+  private process: ChildProcess | undefined;
+  private constructor(
+    readonly port: number,
+    readonly dir: string,
+    private readonly options: Required<LocalZookeeperOptions>,
+  ) {}
+
+  get connectString(): string {
+    return `127.0.0.1:${this.port}`;
+  }
+
+  get pid(): number | undefined {
+    return this.process?.pid;
+  }
+
+  static async start(options: LocalZookeeperOptions = {}): Promise<LocalZookeeper> {
+    ensureZookeeperInstalled();
+    const resolved: Required<LocalZookeeperOptions> = {
+      tickTimeMs: options.tickTimeMs ?? 200,
+      port: options.port ?? (await findFreePort()),
+      containerCheckIntervalMs: options.containerCheckIntervalMs ?? 1000,
+    };
+    const dir = mkdtempSync(join(tmpdir(), 'nestjs-elastic-job-zk-'));
+    mkdirSync(join(dir, 'data'));
+    const zk = new LocalZookeeper(resolved.port, dir, resolved);
+    await zk.launch();
+    return zk;
+  }
+
+  private async launch(): Promise<void> {
+    const cfg = [
+      `tickTime=${this.options.tickTimeMs}`,
+      `dataDir=${join(this.dir, 'data')}`,
+      `clientPort=${this.port}`,
+      'clientPortAddress=127.0.0.1',
+      'admin.enableServer=false',
+      '4lw.commands.whitelist=ruok,srvr,stat,mntr,cons,dump,wchs,conf',
+      'maxClientCnxns=0',
+      '',
+    ].join('\n');
+    writeFileSync(join(this.dir, 'zoo.cfg'), cfg);
+    const classPath = existsSync(SLF4J_SIMPLE_JAR) ? `${ZOOKEEPER_JAR}:${SLF4J_SIMPLE_JAR}` : ZOOKEEPER_JAR;
+    const { openSync } = await import('node:fs');
+    const log = openSync(join(this.dir, 'server.log'), 'a');
+    this.process = spawn(
+      'java',
+      [
+        '-Xmx256m',
+        '-XX:+UseSerialGC',
+        '-XX:TieredStopAtLevel=1',
+        `-Dznode.container.checkIntervalMs=${this.options.containerCheckIntervalMs}`,
+        '-cp',
+        classPath,
+        'org.apache.zookeeper.server.ZooKeeperServerMain',
+        join(this.dir, 'zoo.cfg'),
+      ],
+      { stdio: ['ignore', log, log], detached: false },
+    );
+    const exited = new Promise<never>((_, reject) =>
+      this.process?.once('exit', (code) => reject(new Error(`ZooKeeper exited with code ${code}; see ${join(this.dir, 'server.log')}`))),
+    );
+    exited.catch(() => undefined);
+    const deadline = Date.now() + 60_000;
+    while (Date.now() < deadline) {
+      const answer = await Promise.race([fourLetterWord('127.0.0.1', this.port, 'ruok', 1000), exited]);
+      if (answer === 'imok') return;
+      await new Promise((r) => setTimeout(r, 200));
+    }
+    throw new Error(`ZooKeeper did not answer on port ${this.port} within 60 s; see ${join(this.dir, 'server.log')}`);
+  }
+
+  /** Stops the server (SIGTERM, clean shutdown); the data dir is kept, so restart() brings the same tree back. */
+  async stopServer(): Promise<void> {
+    const child = this.process;
+    if (!child || child.exitCode !== null) return;
+    const exited = new Promise<void>((resolve) => child.once('exit', () => resolve()));
+    child.kill('SIGTERM');
+    const timer = setTimeout(() => child.kill('SIGKILL'), 10_000);
+    await exited;
+    clearTimeout(timer);
+  }
+
+  async restart(): Promise<void> {
+    await this.stopServer();
+    await this.launch();
+  }
+
+  /** Stops the server and deletes its data dir. */
+  async stop(): Promise<void> {
+    await this.stopServer();
+    rmSync(this.dir, { recursive: true, force: true });
+  }
+}
