@@ -1,0 +1,69 @@
+/**
+ * The one error family of the library. Every error says which job (when there is one) and what to do.
+ * Catch `ElasticJobError` to catch them all.
+ */
+export class ElasticJobError extends Error {
+  constructor(message: string, options?: { cause?: unknown }) {
+    super(message, options);
+    this.name = new.target.name;
+  }
+}
+
+/** A `@ShardedJob()` or module option is invalid. Thrown at bootstrap, before anything is written to ZooKeeper. */
+export class JobConfigurationError extends ElasticJobError {
+  constructor(
+    readonly jobName: string | undefined,
+    readonly field: string,
+    detail: string,
+  ) {
+    super(`${jobName === undefined ? 'ElasticJobModule options' : `Job '${jobName}'`}: invalid '${field}': ${detail}`);
+  }
+}
+
+/** The job name is already registered in ZooKeeper by another provider method (ElasticJob's "job conflict"). */
+export class JobConflictError extends ElasticJobError {
+  constructor(
+    readonly jobName: string,
+    readonly registeredOwner: string,
+    readonly localOwner: string,
+  ) {
+    super(
+      `Job '${jobName}': invalid 'jobName': it is registered in ZooKeeper by '${registeredOwner}', but this app declares it on '${localOwner}'. ` +
+        `Rename one of the jobs, or remove the old job's node from ZooKeeper if it is gone for good.`,
+    );
+  }
+}
+
+/** A ZooKeeper operation failed. `code` is ZooKeeper's error name, e.g. `CONNECTION_LOSS`, `NO_NODE`. */
+export class RegistryError extends ElasticJobError {
+  constructor(
+    readonly code: string,
+    readonly path: string | undefined,
+    message: string,
+    options?: { cause?: unknown },
+  ) {
+    super(message, options);
+  }
+}
+
+/** A wait (for a leader, for sharding, for a latch, for running items) ran past its bound. */
+export class CoordinationTimeoutError extends ElasticJobError {
+  constructor(
+    readonly jobName: string | undefined,
+    readonly waitingFor: string,
+    readonly timeoutMs: number,
+  ) {
+    super(`${jobName ? `Job '${jobName}': ` : ''}gave up waiting ${timeoutMs} ms for ${waitingFor}`);
+  }
+}
+
+/** Thrown out of a firing by the THROW error handler: carries the failed items and their causes. */
+export class JobExecutionError extends ElasticJobError {
+  constructor(
+    readonly jobName: string,
+    readonly shardingItem: number,
+    cause: unknown,
+  ) {
+    super(`Job '${jobName}': sharding item ${shardingItem} failed: ${cause instanceof Error ? cause.message : String(cause)}`, { cause });
+  }
+}

@@ -1,0 +1,42 @@
+/** Connection states, Curator's model (reference/zookeeper.md §1.5, §3.5). */
+export type ConnectionState = 'CONNECTED' | 'SUSPENDED' | 'RECONNECTED' | 'LOST';
+
+export interface ConnectionStateChange {
+  state: ConnectionState;
+  /** For RECONNECTED: true when the session is a new one (the old one expired or was declared lost). */
+  newSession: boolean;
+}
+
+export type NodeMode = 'PERSISTENT' | 'EPHEMERAL' | 'PERSISTENT_SEQUENTIAL' | 'EPHEMERAL_SEQUENTIAL';
+
+export interface NodeStat {
+  version: number;
+  cversion: number;
+  numChildren: number;
+  /** Session id (16 hex digits) of the owner for ephemeral nodes, '0000000000000000' otherwise. */
+  ephemeralOwner: string;
+  /** Last modification time, ms since epoch (server clock). */
+  mtime: number;
+}
+
+export interface NodeData {
+  data: Buffer;
+  stat: NodeStat;
+}
+
+export type WatchEventType = 'NODE_CREATED' | 'NODE_DELETED' | 'NODE_DATA_CHANGED' | 'NODE_CHILDREN_CHANGED';
+
+export interface WatchEvent {
+  type: WatchEventType;
+  /** Namespace-relative path. */
+  path: string;
+}
+
+/** Keep the same function object per (path, kind): the client de-duplicates watchers by identity. */
+export type Watcher = (event: WatchEvent) => void;
+
+export type TransactionOp =
+  | { op: 'create'; path: string; data: Buffer; mode: NodeMode }
+  | { op: 'setData'; path: string; data: Buffer }
+  | { op: 'remove'; path: string }
+  | { op: 'check'; path: string };

@@ -1,0 +1,191 @@
+import { afterEach, describe, expect, it } from 'vitest';
+import zookeeper from 'node-zookeeper-client';
+import { ZookeeperRegistryCenter } from '../../lib/registry/zookeeper-registry-center.js';
+import { RegistryError } from '../../lib/errors/elastic-job.errors.js';
+import { TreeCache, type TreeEvent } from '../../lib/registry/tree-cache.js';
+import type { ConnectionStateChange } from '../../lib/registry/registry.types.js';
+import { TcpProxy } from '../../tools/zookeeper/tcp-proxy.js';
+import { eventually, startRegistry, uniqueNamespace, zkConnect } from '../support/zk.js';
+
+const cleanups: Array<() => Promise<void> | void> = [];
+afterEach(async () => {
+  while (cleanups.length) await cleanups.pop()?.();
+});
+
+/** Ends a session from outside, with its id and password (reference/zookeeper.md §4.4). */
+async function killSession(credentials: { sessionId: Buffer; sessionPassword: Buffer }): Promise<void> {
+  const killer = zookeeper.createClient(zkConnect(), { sessionTimeout: 4000, ...credentials } as never);
+  await new Promise<void>((resolve) => {
+    killer.once('connected', () => {
+      killer.close();
+      resolve();
+    });
+    killer.connect();
+  });
+  await new Promise((r) => setTimeout(r, 300));
+}
+
+describe('ZookeeperRegistryCenter on a real server', () => {
+  it('creates, reads, lists, transacts and removes with Buffers under the namespace', async () => {
+    const registry = await startRegistry();
+    cleanups.push(() => registry.close());
+    await registry.createWithParents('/job/a/b', Buffer.from('hello'), 'PERSISTENT');
+    expect((await registry.getData('/job/a/b'))?.data.toString()).toBe('hello');
+    expect(await registry.getChildren('/job')).toEqual(['a']);
+    await registry.transaction([
+      { op: 'check', path: '/job' },
+      { op: 'create', path: '/job/c', data: Buffer.from('x'), mode: 'PERSISTENT' },
+      { op: 'setData', path: '/job/a/b', data: Buffer.from('bye') },
+    ]);
+    expect((await registry.getData('/job/c'))?.data.toString()).toBe('x');
+    expect((await registry.getData('/job/a/b'))?.data.toString()).toBe('bye');
+    // all or nothing
+    await expect(
+      registry.transaction([
+        { op: 'create', path: '/job/d', data: Buffer.alloc(0), mode: 'PERSISTENT' },
+        { op: 'remove', path: '/job/missing' },
+      ]),
+    ).rejects.toMatchObject({ code: 'NO_NODE' });
+    expect(await registry.exists('/job/d')).toBeUndefined();
+    await registry.removeRecursive('/job');
+    expect(await registry.exists('/job')).toBeUndefined();
+  });
+
+  it('puts a digest ACL on created nodes so that other credentials cannot change them', async () => {
+    const namespace = uniqueNamespace('acl');
+    const owner = await startRegistry({ namespace, digest: 'alice:secret' });
+    cleanups.push(() => owner.close());
+    await owner.createWithParents('/job/node', Buffer.from('v'), 'PERSISTENT');
+    const stranger = await startRegistry({ namespace, digest: 'mallory:guess' });
+    cleanups.push(() => stranger.close());
+    await expect(stranger.setData('/job/node', Buffer.from('evil'))).rejects.toMatchObject({ code: 'NO_AUTH' });
+    await owner.setData('/job/node', Buffer.from('ok'));
+  });
+
+  it('protected sequential creates carry _c_{uuid}- and sort by sequence', async () => {
+    const registry = await startRegistry();
+    cleanups.push(() => registry.close());
+    const a = await registry.createProtectedEphemeralSequential('/latch', 'latch-', Buffer.alloc(0), Date.now() + 5000);
+    expect(a).toMatch(/^\/latch\/_c_[0-9a-f-]{36}-latch-\d{10}$/);
+  });
+
+  it('goes SUSPENDED then RECONNECTED (same session) across a short cut, keeping its ephemeral nodes', async () => {
+    const [host, port] = zkConnect().split(',')[0]!.split(':');
+    const proxy = new TcpProxy(Number(port), host);
+    await proxy.start();
+    cleanups.push(() => proxy.stop());
+    const registry = await startRegistry({ serverLists: proxy.connectString });
+    cleanups.push(() => registry.close());
+    const states: ConnectionStateChange[] = [];
+    registry.onStateChange((s) => states.push(s));
+    await registry.createWithParents('/eph', Buffer.from('me'), 'EPHEMERAL');
+    const session = registry.getSessionId();
+    proxy.cut();
+    await eventually(() => states.map((s) => s.state), (s) => s.includes('SUSPENDED'), 5000, 'SUSPENDED');
+    proxy.restore();
+    await eventually(() => states.map((s) => s.state), (s) => s.includes('RECONNECTED'), 10_000, 'RECONNECTED');
+    expect(states.find((s) => s.state === 'RECONNECTED')?.newSession).toBe(false);
+    expect(registry.getSessionId()).toBe(session);
+    expect(await registry.exists('/eph')).toBeDefined();
+  });
+
+  it('after a forced session expiry: LOST, a new client and session, pending calls fail, new-session callbacks run', async () => {
+    const [host, port] = zkConnect().split(',')[0]!.split(':');
+    const proxy = new TcpProxy(Number(port), host);
+    await proxy.start();
+    cleanups.push(() => proxy.stop());
+    const registry = await startRegistry({ serverLists: proxy.connectString });
+    cleanups.push(() => registry.close());
+    const states: ConnectionStateChange[] = [];
+    registry.onStateChange((s) => states.push(s));
+    let reRegistered = 0;
+    registry.onNewSession(async () => {
+      reRegistered++;
+      await registry.createWithParents('/eph', Buffer.from('again'), 'EPHEMERAL');
+    });
+    await registry.createWithParents('/eph', Buffer.from('me'), 'EPHEMERAL');
+    const credentials = registry.getSessionCredentials()!;
+    const oldSession = registry.getSessionId();
+
+    proxy.cut();
+    await eventually(() => states.map((s) => s.state), (s) => s.includes('SUSPENDED'), 5000, 'SUSPENDED');
+    const pendingCall = registry.getData('/eph'); // queued on a client whose session is about to die
+    await killSession(credentials);
+    proxy.restore();
+
+    await expect(pendingCall).rejects.toMatchObject({ code: 'SESSION_EXPIRED' });
+    await eventually(() => states.map((s) => s.state), (s) => s.includes('RECONNECTED'), 15_000, 'RECONNECTED');
+    expect(states.map((s) => s.state)).toContain('LOST');
+    expect(states.find((s) => s.state === 'RECONNECTED')?.newSession).toBe(true);
+    expect(registry.getSessionId()).not.toBe(oldSession);
+    expect(reRegistered).toBe(1);
+    const eph = await registry.getData('/eph');
+    expect(eph?.data.toString()).toBe('again');
+    expect(eph?.stat.ephemeralOwner).toBe(registry.getSessionId());
+  });
+
+  it('declares the session lost on its own clock during a silent partition', async () => {
+    const [host, port] = zkConnect().split(',')[0]!.split(':');
+    const proxy = new TcpProxy(Number(port), host);
+    await proxy.start();
+    cleanups.push(() => proxy.stop());
+    const registry = await startRegistry({ serverLists: proxy.connectString, sessionTimeoutMilliseconds: 2000 });
+    cleanups.push(() => registry.close());
+    const states: string[] = [];
+    registry.onStateChange((s) => states.push(s.state));
+    proxy.freeze();
+    const frozenAt = Date.now();
+    await eventually(() => states, (s) => s.includes('LOST'), 10_000, 'LOST');
+    // 2/3 of the session timeout to notice, then one session timeout suspended: well under 3 timeouts.
+    expect(Date.now() - frozenAt).toBeLessThan(6000);
+    proxy.restore();
+    await eventually(() => registry.isConnected(), (c) => c, 15_000, 'connected again');
+  });
+});
+
+describe('TreeCache', () => {
+  it('mirrors a subtree and emits ADDED / UPDATED / DELETED', async () => {
+    const registry = await startRegistry();
+    cleanups.push(() => registry.close());
+    await registry.createWithParents('/job/config', Buffer.from('v1'), 'PERSISTENT');
+    const cache = new TreeCache(registry, '/job');
+    cleanups.push(() => cache.close());
+    const events: TreeEvent[] = [];
+    cache.listen((e) => events.push(e));
+    await cache.start();
+    expect(cache.get('/job/config')).toBe('v1');
+    await registry.setData('/job/config', Buffer.from('v2'));
+    await registry.createWithParents('/job/instances/a', Buffer.from('x'), 'EPHEMERAL');
+    await eventually(() => [cache.get('/job/config'), cache.get('/job/instances/a')], (v) => v[0] === 'v2' && v[1] === 'x');
+    await registry.remove('/job/instances/a');
+    await eventually(() => cache.has('/job/instances/a'), (h) => !h);
+    expect(events).toContainEqual({ type: 'UPDATED', path: '/job/config', data: 'v2' });
+    expect(events).toContainEqual({ type: 'ADDED', path: '/job/instances/a', data: 'x' });
+    expect(events).toContainEqual({ type: 'DELETED', path: '/job/instances/a', data: 'x' });
+  });
+
+  it('settled() waits for reads set off by a write of our own', async () => {
+    const registry = await startRegistry();
+    cleanups.push(() => registry.close());
+    await registry.ensurePath('/job/sharding');
+    const cache = new TreeCache(registry, '/job');
+    cleanups.push(() => cache.close());
+    await cache.start();
+    await registry.transaction([
+      { op: 'create', path: '/job/sharding/0', data: Buffer.alloc(0), mode: 'PERSISTENT' },
+      { op: 'create', path: '/job/sharding/0/instance', data: Buffer.from('me'), mode: 'PERSISTENT' },
+    ]);
+    await cache.settled();
+    expect(cache.get('/job/sharding/0/instance')).toBe('me');
+  });
+});
+
+describe('ZookeeperRegistryCenter without a server', () => {
+  it('start() resolves false after the connection timeout instead of throwing', async () => {
+    const registry = new ZookeeperRegistryCenter({ serverLists: '127.0.0.1:1', namespace: 'none', connectionTimeoutMilliseconds: 500 });
+    expect(await registry.start()).toBe(false);
+    const pending = registry.getData('/x');
+    await registry.close();
+    await expect(pending).rejects.toBeInstanceOf(RegistryError);
+  });
+});

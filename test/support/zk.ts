@@ -1,0 +1,36 @@
+import { randomUUID } from 'node:crypto';
+import { inject } from 'vitest';
+import { ZookeeperRegistryCenter } from '../../lib/registry/zookeeper-registry-center.js';
+import type { ZookeeperConfiguration } from '../../lib/interfaces/module-options.interface.js';
+
+export function zkConnect(): string {
+  return inject('zkConnect');
+}
+
+export function uniqueNamespace(prefix = 'test'): string {
+  return `${prefix}-${randomUUID().slice(0, 8)}`;
+}
+
+export async function startRegistry(options: Partial<ZookeeperConfiguration> = {}): Promise<ZookeeperRegistryCenter> {
+  const registry = new ZookeeperRegistryCenter({
+    serverLists: zkConnect(),
+    namespace: options.namespace ?? uniqueNamespace(),
+    sessionTimeoutMilliseconds: 4000,
+    connectionTimeoutMilliseconds: 10_000,
+    ...options,
+  });
+  if (!(await registry.start())) throw new Error('test registry could not connect');
+  return registry;
+}
+
+/** Polls a condition; for assertions on eventual state in tests only (the library itself never polls). */
+export async function eventually<T>(probe: () => Promise<T> | T, accept: (value: T) => boolean, timeoutMs = 20_000, label = 'condition'): Promise<T> {
+  const deadline = Date.now() + timeoutMs;
+  let last: T | undefined;
+  while (Date.now() < deadline) {
+    last = await probe();
+    if (accept(last)) return last;
+    await new Promise((r) => setTimeout(r, 50));
+  }
+  throw new Error(`timed out after ${timeoutMs} ms waiting for ${label}; last value: ${JSON.stringify(last)}`);
+}
