@@ -1,0 +1,64 @@
+import { Injectable, Logger, type OnModuleInit } from '@nestjs/common';
+import { DiscoveryService, MetadataScanner, Reflector } from '@nestjs/core';
+import { SHARDED_JOB_METADATA } from './elastic-job.constants.js';
+import { JobConfigurationError } from './errors/elastic-job.errors.js';
+import type { ShardingContext } from './interfaces/sharding-context.interface.js';
+import type { ShardedJobOptions } from './interfaces/sharded-job-options.interface.js';
+import { resolveJobConfiguration } from './job/config/job-configuration.validator.js';
+import type { JobDefinition } from './job/job-scheduler.js';
+
+/**
+ * Finds `@ShardedJob()` methods on every provider and controller (DiscoveryService + MetadataScanner) and
+ * validates them, in `onModuleInit`: bad configuration fails here, before anything touches ZooKeeper.
+ */
+@Injectable()
+export class ElasticJobExplorer implements OnModuleInit {
+  private readonly logger = new Logger('ElasticJob');
+  private definitions: JobDefinition[] = [];
+
+  constructor(
+    private readonly discovery: DiscoveryService,
+    private readonly scanner: MetadataScanner,
+    private readonly reflector: Reflector,
+  ) {}
+
+  onModuleInit(): void {
+    this.definitions = this.explore();
+  }
+
+  get jobs(): readonly JobDefinition[] {
+    return this.definitions;
+  }
+
+  explore(): JobDefinition[] {
+    const found: JobDefinition[] = [];
+    const owners = new Map<string, string>();
+    for (const wrapper of [...this.discovery.getProviders(), ...this.discovery.getControllers()]) {
+      const instance: unknown = wrapper.instance;
+      if (!instance || typeof instance !== 'object') continue;
+      const prototype = Object.getPrototypeOf(instance) as object | null;
+      if (!prototype) continue;
+      for (const methodName of this.scanner.getAllMethodNames(prototype)) {
+        const method = (instance as Record<string, unknown>)[methodName];
+        if (typeof method !== 'function') continue;
+        const options = this.reflector.get<ShardedJobOptions | undefined>(SHARDED_JOB_METADATA, method);
+        if (!options) continue;
+        const owner = `${instance.constructor.name}.${methodName}`;
+        if (!wrapper.isDependencyTreeStatic()) {
+          this.logger.warn(`@ShardedJob() on ${owner} is ignored: request-scoped providers cannot hold jobs`);
+          continue;
+        }
+        const config = resolveJobConfiguration(options);
+        const previous = owners.get(config.jobName);
+        if (previous) throw new JobConfigurationError(config.jobName, 'jobName', `declared twice, on ${previous} and on ${owner}; job names must be unique`);
+        owners.set(config.jobName, owner);
+        found.push({
+          config,
+          owner,
+          handler: (context: ShardingContext) => (method as (context: ShardingContext) => unknown).call(instance, context),
+        });
+      }
+    }
+    return found;
+  }
+}

@@ -1,0 +1,26 @@
+import { Injectable } from '@nestjs/common';
+import { ElasticJobError } from './errors/elastic-job.errors.js';
+import { ElasticJobOrchestrator } from './elastic-job.orchestrator.js';
+import type { JobStatus } from './job/job-scheduler.js';
+
+/** Runtime view of this instance's sharded jobs; inject it anywhere. @publicApi */
+@Injectable()
+export class ElasticJobRegistry {
+  constructor(private readonly orchestrator: ElasticJobOrchestrator) {}
+
+  getJobNames(): string[] {
+    return [...this.orchestrator.jobs.keys()];
+  }
+
+  /** Registration, leadership, assigned and running items of a job on this instance. */
+  getJobStatus(jobName: string): JobStatus {
+    const scheduler = this.orchestrator.jobs.get(jobName);
+    if (!scheduler) throw new ElasticJobError(`No sharded job named '${jobName}' on this instance; known: ${this.getJobNames().join(', ') || 'none'}`);
+    return scheduler.status();
+  }
+
+  /** Whether the ZooKeeper session is connected right now. */
+  isConnected(): boolean {
+    return this.orchestrator.registryCenter?.isConnected() ?? false;
+  }
+}

@@ -1,0 +1,24 @@
+export { ElasticJobModule } from './elastic-job.module.js';
+export { ELASTIC_JOB_MODULE_OPTIONS, type ElasticJobOptionsFactory } from './elastic-job.module-definition.js';
+export { ElasticJobRegistry } from './elastic-job.registry.js';
+export { ShardedJob } from './decorators/sharded-job.decorator.js';
+export type { ElasticJobModuleOptions, ZookeeperConfiguration } from './interfaces/module-options.interface.js';
+export type {
+  ErrorHandlerType,
+  JobErrorHandler,
+  JobInstance,
+  JobShardingStrategy,
+  ShardedJobOptions,
+  ShardingStrategyType,
+} from './interfaces/sharded-job-options.interface.js';
+export type { ShardingContext } from './interfaces/sharding-context.interface.js';
+export type { JobStatus } from './job/job-scheduler.js';
+export { AVG_ALLOCATION, ODEVITY, ROUND_ROBIN } from './job/sharding/strategies/sharding-strategies.js';
+export {
+  CoordinationTimeoutError,
+  ElasticJobError,
+  JobConfigurationError,
+  JobConflictError,
+  JobExecutionError,
+  RegistryError,
+} from './errors/elastic-job.errors.js';

@@ -1,0 +1,71 @@
+import type { ShardingContext } from './sharding-context.interface.js';
+
+/** One live instance of a job, as registered under `instances/`. @publicApi */
+export interface JobInstance {
+  /** `{ip}@-@{pid}` */
+  jobInstanceId: string;
+  serverIp: string;
+}
+
+/** Built-in sharding strategies (ElasticJob's names and algorithms, golden vectors included). @publicApi */
+export type ShardingStrategyType = 'AVG_ALLOCATION' | 'ODEVITY' | 'ROUND_ROBIN';
+
+/**
+ * A custom sharding strategy. `instances` come in ElasticJob's order (descending instance id); return, for each
+ * instance id, the items it owns. Every item in [0, shardingTotalCount) must be given to exactly one instance.
+ * @publicApi
+ */
+export interface JobShardingStrategy {
+  /** Written to the job's config node as `jobShardingStrategyType`. */
+  readonly type: string;
+  sharding(instances: readonly JobInstance[], jobName: string, shardingTotalCount: number): Map<string, number[]>;
+}
+
+/** Built-in error handlers: LOG (default) logs the error; THROW fails the firing; IGNORE does nothing. @publicApi */
+export type ErrorHandlerType = 'LOG' | 'THROW' | 'IGNORE';
+
+/** A custom error handler, called once per failed item. Whatever it throws is logged, never crashes the app. @publicApi */
+export interface JobErrorHandler {
+  /** Written to the job's config node as `jobErrorHandlerType`. */
+  readonly type: string;
+  handleException(jobName: string, error: unknown, context: ShardingContext): void | Promise<void>;
+}
+
+/**
+ * `@ShardedJob()` options; fields, names and defaults mirror ElasticJob's `JobConfiguration`. @publicApi
+ */
+export interface ShardedJobOptions {
+  /** Unique in the namespace; the ZooKeeper node `/{namespace}/{jobName}`. */
+  jobName: string;
+  /** 6 fields with seconds (`*\/5 * * * * *`) or 5 fields. Quartz's `?` is read as `*`. Day-of-week 0 or 7 = Sunday. */
+  cron: string;
+  /** IANA time zone of the cron, e.g. `Europe/Berlin`. Default: the process's. */
+  timeZone?: string;
+  /** Number of sharding items per firing, > 0. */
+  shardingTotalCount: number;
+  /** Item parameters: `"0=a,1=b"` or `{ 0: 'a', 1: 'b' }`. */
+  shardingItemParameters?: string | Readonly<Record<number, string>>;
+  /** Passed to every item as `jobParameter`. Default ''. */
+  jobParameter?: string;
+  /** Write `sharding/{i}/running` while an item runs, so no firing starts it twice. Default true. */
+  monitorExecution?: boolean;
+  /** Re-run on a live instance the items a crashed instance was running. Default false. */
+  failover?: boolean;
+  /** Run once more, right after, the firing that found its items still running. Default true. */
+  misfire?: boolean;
+  /** Largest tolerated clock difference with ZooKeeper, in seconds; -1 = no check. Default -1. */
+  maxTimeDiffSeconds?: number;
+  /** Check the sharding against live instances every N minutes; 0 = never. Default 10. */
+  reconcileIntervalMinutes?: number;
+  /** Default 'AVG_ALLOCATION'. */
+  jobShardingStrategyType?: ShardingStrategyType | JobShardingStrategy;
+  /** Default 'LOG'. */
+  jobErrorHandlerType?: ErrorHandlerType | JobErrorHandler;
+  description?: string;
+  /** Register this instance's server as DISABLED: it takes no items. Default false. */
+  disabled?: boolean;
+  /** Write this configuration over the one in ZooKeeper. Default false: ZooKeeper's wins once written. */
+  overwrite?: boolean;
+  /** Keep the existing sharding when instances join or leave. Default false. */
+  staticSharding?: boolean;
+}

@@ -1,0 +1,99 @@
+import { JobConfigurationError } from '../../errors/elastic-job.errors.js';
+import type { ShardedJobOptions } from '../../interfaces/sharded-job-options.interface.js';
+import { normalizeCron, validateCron, validateTimeZone } from '../../schedule/cron-expression.js';
+import { BUILT_IN_SHARDING_STRATEGIES } from '../sharding/strategies/sharding-strategies.js';
+import { formatShardingItemParameters, parseShardingItemParameters } from '../sharding/sharding-item-parameters.js';
+import { JOB_DEFAULTS, type JobConfiguration } from './job-configuration.js';
+
+const ERROR_HANDLER_TYPES = ['LOG', 'THROW', 'IGNORE'];
+/** ZooKeeper node names: no '/', not '.' or '..', printable. */
+const JOB_NAME_PATTERN = /^(?!\.{1,2}$)[^/\s\u0000-\u001f\u007f]+$/;
+
+function fail(jobName: string | undefined, field: string, detail: string): never {
+  throw new JobConfigurationError(jobName, field, detail);
+}
+
+function checkBoolean(options: ShardedJobOptions, field: keyof ShardedJobOptions): void {
+  const value = options[field];
+  if (value !== undefined && typeof value !== 'boolean') fail(options.jobName, field, `must be true or false, got ${JSON.stringify(value)}`);
+}
+
+function checkInteger(options: ShardedJobOptions, field: keyof ShardedJobOptions, min: number): void {
+  const value = options[field];
+  if (value !== undefined && (typeof value !== 'number' || !Number.isInteger(value) || value < min)) {
+    fail(options.jobName, field, `must be an integer >= ${min}, got ${JSON.stringify(value)}`);
+  }
+}
+
+/**
+ * Validates `@ShardedJob()` options and applies ElasticJob's defaults. Throws `JobConfigurationError` naming the
+ * job and the field. Pure: touches nothing outside.
+ */
+export function resolveJobConfiguration(options: ShardedJobOptions): JobConfiguration {
+  if (typeof options !== 'object' || options === null) fail(undefined, 'options', '@ShardedJob() needs an options object');
+  const { jobName } = options;
+  if (typeof jobName !== 'string' || jobName.trim() === '') fail(undefined, 'jobName', 'is required: a non-empty string, unique in the namespace');
+  if (!JOB_NAME_PATTERN.test(jobName)) fail(jobName, 'jobName', "must be a ZooKeeper node name: no '/', whitespace or control characters");
+
+  const tzError = validateTimeZone(options.timeZone);
+  if (tzError) fail(jobName, 'timeZone', tzError);
+  const cronError = validateCron(options.cron, options.timeZone);
+  if (cronError) fail(jobName, 'cron', cronError);
+
+  const total = options.shardingTotalCount;
+  if (typeof total !== 'number' || !Number.isInteger(total) || total < 1) {
+    fail(jobName, 'shardingTotalCount', `is required: an integer > 0, got ${JSON.stringify(total)}`);
+  }
+
+  const parameters = parseShardingItemParameters(options.shardingItemParameters);
+  if (typeof parameters === 'string') fail(jobName, 'shardingItemParameters', parameters);
+  for (const item of parameters.keys()) {
+    if (item >= total) fail(jobName, 'shardingItemParameters', `item ${item} is outside 0..${total - 1} (shardingTotalCount is ${total})`);
+  }
+
+  for (const field of ['monitorExecution', 'failover', 'misfire', 'disabled', 'overwrite', 'staticSharding'] as const) checkBoolean(options, field);
+  if (options.maxTimeDiffSeconds !== undefined) {
+    const value = options.maxTimeDiffSeconds;
+    if (typeof value !== 'number' || !Number.isInteger(value) || value < -1) fail(jobName, 'maxTimeDiffSeconds', `must be -1 (no check) or an integer >= 0, got ${JSON.stringify(value)}`);
+  }
+  checkInteger(options, 'reconcileIntervalMinutes', 0);
+  for (const field of ['jobParameter', 'description'] as const) {
+    if (options[field] !== undefined && typeof options[field] !== 'string') fail(jobName, field, `must be a string, got ${JSON.stringify(options[field])}`);
+  }
+
+  const strategy = options.jobShardingStrategyType ?? JOB_DEFAULTS.jobShardingStrategyType;
+  if (typeof strategy === 'string') {
+    if (!(strategy in BUILT_IN_SHARDING_STRATEGIES)) {
+      fail(jobName, 'jobShardingStrategyType', `unknown strategy '${strategy}'; use ${Object.keys(BUILT_IN_SHARDING_STRATEGIES).join(', ')} or an object implementing JobShardingStrategy`);
+    }
+  } else if (typeof strategy !== 'object' || strategy === null || typeof strategy.sharding !== 'function' || typeof strategy.type !== 'string' || strategy.type === '') {
+    fail(jobName, 'jobShardingStrategyType', 'a custom strategy must be an object with a non-empty `type` and a `sharding(instances, jobName, total)` method');
+  }
+
+  const handler = options.jobErrorHandlerType ?? JOB_DEFAULTS.jobErrorHandlerType;
+  if (typeof handler === 'string') {
+    if (!ERROR_HANDLER_TYPES.includes(handler)) fail(jobName, 'jobErrorHandlerType', `unknown error handler '${handler}'; use ${ERROR_HANDLER_TYPES.join(', ')} or an object implementing JobErrorHandler`);
+  } else if (typeof handler !== 'object' || handler === null || typeof handler.handleException !== 'function' || typeof handler.type !== 'string' || handler.type === '') {
+    fail(jobName, 'jobErrorHandlerType', 'a custom handler must be an object with a non-empty `type` and a `handleException(jobName, error, context)` method');
+  }
+
+  return {
+    jobName,
+    cron: normalizeCron(options.cron),
+    timeZone: options.timeZone,
+    shardingTotalCount: total,
+    shardingItemParameters: formatShardingItemParameters(parameters),
+    jobParameter: options.jobParameter ?? JOB_DEFAULTS.jobParameter,
+    monitorExecution: options.monitorExecution ?? JOB_DEFAULTS.monitorExecution,
+    failover: options.failover ?? JOB_DEFAULTS.failover,
+    misfire: options.misfire ?? JOB_DEFAULTS.misfire,
+    maxTimeDiffSeconds: options.maxTimeDiffSeconds ?? JOB_DEFAULTS.maxTimeDiffSeconds,
+    reconcileIntervalMinutes: options.reconcileIntervalMinutes ?? JOB_DEFAULTS.reconcileIntervalMinutes,
+    jobShardingStrategyType: strategy,
+    jobErrorHandlerType: handler,
+    description: options.description ?? JOB_DEFAULTS.description,
+    disabled: options.disabled ?? JOB_DEFAULTS.disabled,
+    overwrite: options.overwrite ?? JOB_DEFAULTS.overwrite,
+    staticSharding: options.staticSharding ?? JOB_DEFAULTS.staticSharding,
+  };
+}

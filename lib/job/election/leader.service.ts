@@ -1,0 +1,66 @@
+import type { JobContext } from '../job-context.js';
+import type { ServerService } from '../server/server.service.js';
+
+/**
+ * Leader election (ElasticJob's LeaderService): under the Curator-compatible latch `leader/election/latch`, the
+ * first instance to find no `leader/election/instance` writes its id there (ephemeral). The leader is whoever
+ * that node names.
+ */
+export class LeaderService {
+  private electing: Promise<void> | undefined;
+
+  constructor(
+    private readonly ctx: JobContext,
+    private readonly servers: ServerService,
+  ) {}
+
+  isLeader(): boolean {
+    return this.ctx.storage.get(this.ctx.paths.leaderElectionInstance) === this.ctx.instanceId;
+  }
+
+  hasLeader(): boolean {
+    return this.ctx.storage.has(this.ctx.paths.leaderElectionInstance);
+  }
+
+  /** One election at a time per job; concurrent callers share it. */
+  electLeader(): Promise<void> {
+    this.electing ??= this.runElection().finally(() => {
+      this.electing = undefined;
+    });
+    return this.electing;
+  }
+
+  private async runElection(): Promise<void> {
+    const { storage, paths, instanceId } = this.ctx;
+    await storage.executeInLeader(paths.leaderElectionLatch, this.ctx.waitTimeoutMs, async () => {
+      // Read directly, not from the cache: inside the latch this is the check that makes one leader.
+      if ((await storage.getDirectly(paths.leaderElectionInstance)) === undefined) {
+        await storage.persistEphemeral(paths.leaderElectionInstance, instanceId);
+        this.ctx.logger.log(`elected leader (${instanceId})`);
+      }
+    });
+    await storage.settled();
+  }
+
+  /**
+   * ElasticJob's isLeaderUntilBlock, event-driven and bounded: while there is no leader but some server is
+   * available, elect (when ours is available) or wait for the leader node to appear. Then: am I the leader?
+   */
+  async isLeaderUntilBlock(timeoutMs = this.ctx.waitTimeoutMs): Promise<boolean> {
+    const deadline = Date.now() + timeoutMs;
+    while (!this.hasLeader() && this.servers.hasAvailableServers() && Date.now() < deadline) {
+      if (this.servers.isAvailableServer(this.ctx.ip)) await this.electLeader();
+      else await this.ctx.storage.waitFor(() => this.hasLeader() || !this.servers.hasAvailableServers(), deadline - Date.now());
+    }
+    return this.isLeader();
+  }
+
+  /** Deletes the leader node if it is ours (shutdown, abdication), so a peer takes over at once. */
+  async removeLeader(): Promise<void> {
+    const { storage, paths, instanceId } = this.ctx;
+    if ((await storage.getDirectly(paths.leaderElectionInstance)) === instanceId) {
+      await storage.remove(paths.leaderElectionInstance);
+      this.ctx.logger.log('gave up leadership');
+    }
+  }
+}

@@ -1,0 +1,90 @@
+import type { TransactionOp } from '../../registry/registry.types.js';
+import { registryErrorCode } from '../../registry/zookeeper-registry-center.js';
+import type { JobConfiguration } from '../config/job-configuration.js';
+import type { InstanceService } from '../instance/instance.service.js';
+import type { JobContext } from '../job-context.js';
+
+/**
+ * Execution markers (ElasticJob's ExecutionService): `sharding/{i}/running` while an item runs (only with
+ * `monitorExecution`; ephemeral, or persistent with `failover`) and `sharding/{i}/misfire`. Each firing writes
+ * its markers in one transaction and removes them in one more: two requests per firing, no reads.
+ */
+export class ExecutionService {
+  constructor(
+    private readonly ctx: JobContext,
+    private readonly instances: InstanceService,
+  ) {}
+
+  /** The items whose `running` marker belongs to a live instance (markers of instances that are gone are ignored). */
+  runningItems(items: readonly number[]): number[] {
+    return items.filter((item) => {
+      const owner = this.ctx.storage.get(this.ctx.paths.running(item));
+      return owner !== undefined && this.instances.isInstanceOnline(owner);
+    });
+  }
+
+  async registerJobBegin(items: readonly number[], config: JobConfiguration): Promise<void> {
+    if (!config.monitorExecution || items.length === 0) return;
+    const { storage, paths, instanceId } = this.ctx;
+    const ops: TransactionOp[] = [];
+    for (const item of items) {
+      // A marker left by an instance that is gone must not block the item (EJ §8 #49, #467, #1754).
+      if (storage.has(paths.running(item))) ops.push({ op: 'remove', path: paths.running(item) });
+      ops.push(storage.createOp(paths.running(item), instanceId, config.failover ? 'PERSISTENT' : 'EPHEMERAL'));
+    }
+    await storage.transaction(ops);
+  }
+
+  async registerJobCompleted(items: readonly number[], config: JobConfiguration): Promise<void> {
+    if (!config.monitorExecution || items.length === 0) return;
+    await this.removeMarkers(items.map((item) => this.ctx.paths.running(item)));
+  }
+
+  /** If any item still runs somewhere, flag all of them misfired and say so. */
+  async misfireIfHasRunningItems(items: readonly number[]): Promise<boolean> {
+    if (this.runningItems(items).length === 0) return false;
+    await this.setMisfire(items);
+    return true;
+  }
+
+  async setMisfire(items: readonly number[]): Promise<void> {
+    const { storage, paths } = this.ctx;
+    const missing = items.filter((item) => !storage.has(paths.misfire(item)));
+    if (missing.length === 0) return;
+    try {
+      await storage.transaction(missing.map((item) => storage.createOp(paths.misfire(item), '')));
+    } catch (error) {
+      if (registryErrorCode(error) !== 'NODE_EXISTS' && registryErrorCode(error) !== 'NO_NODE') throw error;
+      await Promise.all(missing.map((item) => storage.createIfNeeded(paths.misfire(item))));
+    }
+  }
+
+  getMisfiredItems(items: readonly number[]): number[] {
+    return items.filter((item) => this.ctx.storage.has(this.ctx.paths.misfire(item)));
+  }
+
+  async clearMisfire(items: readonly number[]): Promise<void> {
+    await this.removeMarkers(items.map((item) => this.ctx.paths.misfire(item)));
+  }
+
+  /** Removes this instance's `running` markers (shutdown, new session). */
+  async clearOwnRunningInfo(total: number): Promise<void> {
+    const { storage, paths, instanceId } = this.ctx;
+    const own: string[] = [];
+    for (let item = 0; item < total; item++) {
+      if ((await storage.getDirectly(paths.running(item))) === instanceId) own.push(paths.running(item));
+    }
+    await this.removeMarkers(own);
+  }
+
+  /** One transaction; if a marker vanished meanwhile, one by one. */
+  private async removeMarkers(paths: string[]): Promise<void> {
+    if (paths.length === 0) return;
+    try {
+      await this.ctx.storage.transaction(paths.map((path) => ({ op: 'remove', path })));
+    } catch (error) {
+      if (registryErrorCode(error) !== 'NO_NODE') throw error;
+      await Promise.all(paths.map((path) => this.ctx.storage.remove(path)));
+    }
+  }
+}

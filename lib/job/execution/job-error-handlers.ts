@@ -1,0 +1,24 @@
+import type { Logger } from '@nestjs/common';
+import { JobExecutionError } from '../../errors/elastic-job.errors.js';
+import type { ErrorHandlerType, JobErrorHandler } from '../../interfaces/sharded-job-options.interface.js';
+
+/** Built-in handlers, ElasticJob's names: LOG logs with the stack, THROW fails the firing, IGNORE drops it. */
+export function builtInErrorHandler(type: ErrorHandlerType, logger: Logger): JobErrorHandler {
+  switch (type) {
+    case 'LOG':
+      return {
+        type,
+        handleException: (jobName, error, context) =>
+          logger.error(`Job '${jobName}' item ${context.shardingItem} failed: ${error instanceof Error ? (error.stack ?? error.message) : String(error)}`),
+      };
+    case 'THROW':
+      return {
+        type,
+        handleException: (jobName, error, context) => {
+          throw new JobExecutionError(jobName, context.shardingItem, error);
+        },
+      };
+    case 'IGNORE':
+      return { type, handleException: () => undefined };
+  }
+}

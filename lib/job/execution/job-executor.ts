@@ -1,0 +1,176 @@
+import type { ShardingContext } from '../../interfaces/sharding-context.interface.js';
+import type { JobErrorHandler } from '../../interfaces/sharded-job-options.interface.js';
+import { INSTANCE_DELIMITER } from '../../elastic-job.constants.js';
+import type { ConfigService } from '../config/config.service.js';
+import type { JobConfiguration } from '../config/job-configuration.js';
+import type { JobContext } from '../job-context.js';
+import { parseShardingItemParameters } from '../sharding/sharding-item-parameters.js';
+import type { ShardingService } from '../sharding/sharding.service.js';
+import type { ExecutionService } from './execution.service.js';
+import { builtInErrorHandler } from './job-error-handlers.js';
+
+export type JobHandler = (context: ShardingContext) => unknown;
+
+/**
+ * One firing of one job on this instance (ElasticJob's ElasticJobExecutor, EJ §5.1):
+ * suspended → skip and remember the misfire; reshard if necessary; take my items minus disabled; if any still
+ * runs, flag misfire and skip; write running markers; run every item concurrently; remove the markers; then
+ * run the misfired items once.
+ */
+export class JobExecutor {
+  /** Controllers of the items running now: aborted on session loss or shutdown timeout. */
+  private readonly running = new Map<number, AbortController>();
+  private firing: Promise<void> | undefined;
+  /** A firing missed locally (overlap, no connection) without a ZooKeeper flag to show for it. */
+  private localMisfire = false;
+  private stopped = false;
+
+  constructor(
+    private readonly ctx: JobContext,
+    private readonly config: ConfigService,
+    private readonly sharding: ShardingService,
+    private readonly execution: ExecutionService,
+    private readonly handler: JobHandler,
+  ) {}
+
+  get isFiring(): boolean {
+    return this.firing !== undefined;
+  }
+
+  runningItems(): number[] {
+    return [...this.running.keys()];
+  }
+
+  /** Called by the cron trigger. Never throws. */
+  fire(): void {
+    if (this.stopped) return;
+    if (this.firing) {
+      void this.onOverlap();
+      return;
+    }
+    this.firing = this.runFiring()
+      .catch((error: unknown) => this.ctx.logger.error(`firing failed: ${error instanceof Error ? (error.stack ?? error.message) : String(error)}`))
+      .finally(() => {
+        this.firing = undefined;
+      });
+  }
+
+  /** Stop starting firings; resolves when the current one is over, or false at `timeoutMs` (then aborts items). */
+  async stop(timeoutMs: number): Promise<boolean> {
+    this.stopped = true;
+    const current = this.firing;
+    if (!current) return true;
+    let timer: NodeJS.Timeout | undefined;
+    const finished = await Promise.race([current.then(() => true), new Promise<false>((r) => (timer = setTimeout(() => r(false), timeoutMs)))]);
+    clearTimeout(timer);
+    if (!finished) {
+      this.ctx.logger.warn(`items [${this.runningItems().join(',')}] still running after ${timeoutMs} ms of shutdown: aborting their signal`);
+      this.abortAll('shutdown timeout reached');
+    }
+    return finished;
+  }
+
+  abortAll(reason: string): void {
+    for (const controller of this.running.values()) controller.abort(new Error(reason));
+  }
+
+  private async onOverlap(): Promise<void> {
+    // The previous firing is still running here: this one is a misfire (ElasticJob's misfireIfRunning).
+    const config = this.config.load();
+    this.localMisfire = true;
+    if (!config.monitorExecution || !this.ctx.registry.isConnected()) return;
+    const items = this.sharding.getLocalShardingItems(config.shardingTotalCount);
+    try {
+      await this.execution.setMisfire(items);
+    } catch (error) {
+      this.ctx.logger.warn(`could not flag misfire: ${error instanceof Error ? error.message : String(error)}`);
+    }
+  }
+
+  private async runFiring(): Promise<void> {
+    if (!this.ctx.registry.isConnected()) {
+      this.localMisfire = true;
+      this.ctx.logger.warn('not connected to ZooKeeper: firing skipped (misfire)');
+      return;
+    }
+    let config = this.config.load();
+    await this.sharding.shardingIfNecessary(config);
+    config = this.config.load();
+    const items = this.localItems(config);
+    if (config.monitorExecution && (await this.execution.misfireIfHasRunningItems(items))) {
+      this.ctx.logger.log(`items [${this.execution.runningItems(items).join(',')}] are still running: misfire, they run after completion`);
+      return;
+    }
+    await this.execute(items, config);
+    // ElasticJob: while misfire && !needSharding && misfired items → clear and run again.
+    while (!this.stopped && config.misfire && !this.sharding.isNeedSharding() && this.ctx.registry.isConnected()) {
+      config = this.config.load();
+      const current = this.localItems(config);
+      const misfired = config.monitorExecution ? this.execution.getMisfiredItems(current) : [];
+      if (misfired.length === 0 && !this.localMisfire) break;
+      const rerun = misfired.length > 0 ? misfired : current;
+      this.localMisfire = false;
+      await this.execution.clearMisfire(misfired);
+      this.ctx.logger.log(`running misfired items [${rerun.join(',')}]`);
+      await this.execute(rerun, config);
+    }
+    if (!config.misfire) this.localMisfire = false;
+  }
+
+  private localItems(config: JobConfiguration): number[] {
+    return this.sharding
+      .getLocalShardingItems(config.shardingTotalCount)
+      .filter((item) => !this.ctx.storage.has(this.ctx.paths.disabled(item)));
+  }
+
+  private async execute(items: number[], config: JobConfiguration): Promise<void> {
+    if (items.length === 0) return;
+    await this.execution.registerJobBegin(items, config);
+    const parameters = parseShardingItemParameters(config.shardingItemParameters);
+    const parameterOf = (item: number): string | undefined => (typeof parameters === 'string' ? undefined : parameters.get(item));
+    const taskId = [this.ctx.jobName, items.join(','), 'READY', this.ctx.instanceId].join(INSTANCE_DELIMITER);
+    const handler = this.errorHandler(config);
+    const failures: unknown[] = [];
+    try {
+      await Promise.all(
+        items.map(async (item) => {
+          const controller = new AbortController();
+          this.running.set(item, controller);
+          const context: ShardingContext = {
+            jobName: this.ctx.jobName,
+            taskId,
+            shardingTotalCount: config.shardingTotalCount,
+            jobParameter: config.jobParameter,
+            shardingItem: item,
+            shardingParameter: parameterOf(item),
+            signal: controller.signal,
+          };
+          try {
+            await this.handler(context);
+          } catch (error) {
+            try {
+              await handler.handleException(this.ctx.jobName, error, context);
+            } catch (handlerError) {
+              failures.push(handlerError);
+            }
+          } finally {
+            this.running.delete(item);
+          }
+        }),
+      );
+    } finally {
+      await this.execution.registerJobCompleted(items, config).catch((error: unknown) =>
+        this.ctx.logger.warn(`could not remove running markers: ${error instanceof Error ? error.message : String(error)}`),
+      );
+    }
+    if (failures.length > 0) {
+      // THROW (or a custom handler that threw): the firing fails; it is logged by fire(), the app goes on.
+      throw failures.length === 1 ? failures[0] : new AggregateError(failures, `${failures.length} items failed`);
+    }
+  }
+
+  private errorHandler(config: JobConfiguration): JobErrorHandler {
+    const type = config.jobErrorHandlerType;
+    return typeof type === 'string' ? builtInErrorHandler(type, this.ctx.logger) : type;
+  }
+}

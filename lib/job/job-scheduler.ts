@@ -1,0 +1,220 @@
+import { Logger } from '@nestjs/common';
+import type { ZookeeperRegistryCenter } from '../registry/zookeeper-registry-center.js';
+import { CronTrigger } from '../schedule/cron-trigger.js';
+import { backoffMs, delay } from '../util/deferred.js';
+import { ConfigService } from './config/config.service.js';
+import type { JobConfiguration } from './config/job-configuration.js';
+import { LeaderService } from './election/leader.service.js';
+import { ExecutionService } from './execution/execution.service.js';
+import { JobExecutor, type JobHandler } from './execution/job-executor.js';
+import { InstanceService } from './instance/instance.service.js';
+import type { JobContext } from './job-context.js';
+import { JobListeners } from './listener/job-listeners.js';
+import { buildInstanceId, JobNodePath } from './paths.js';
+import { ServerService, SERVER_DISABLED, SERVER_ENABLED } from './server/server.service.js';
+import { ShardingService } from './sharding/sharding.service.js';
+import { JobNodeStorage } from './storage/job-node-storage.js';
+
+/** A discovered `@ShardedJob()` method, validated. */
+export interface JobDefinition {
+  config: JobConfiguration;
+  /** `ClassName.methodName`: stored in the job's root node for the conflict check. */
+  owner: string;
+  handler: JobHandler;
+}
+
+export interface JobIdentity {
+  ip: string;
+  pid: number;
+}
+
+export interface JobSchedulerSettings {
+  waitTimeoutMs: number;
+  baseSleepTimeMs: number;
+  maxSleepTimeMs: number;
+  maxRetries: number;
+}
+
+type SchedulerState = 'LATENT' | 'REGISTERING' | 'REGISTERED' | 'SHUTDOWN';
+
+/** A snapshot of one job on this instance, for the public `ElasticJobRegistry`. */
+export interface JobStatus {
+  jobName: string;
+  instanceId: string;
+  registered: boolean;
+  isLeader: boolean;
+  /** Items assigned to this instance by the last sharding. */
+  shardingItems: number[];
+  /** Items running on this instance right now. */
+  runningItems: number[];
+  nextFireTime: Date | undefined;
+}
+
+/**
+ * The life of one job on this instance (ElasticJob's JobScheduler + SetUpFacade + SchedulerFacade, SPEC §3):
+ * registration, the cron trigger, re-registration on a new session, and graceful shutdown.
+ */
+export class JobScheduler {
+  readonly ctx: JobContext;
+  private readonly configService: ConfigService;
+  private readonly servers: ServerService;
+  private readonly instances: InstanceService;
+  private readonly leader: LeaderService;
+  private readonly sharding: ShardingService;
+  private readonly execution: ExecutionService;
+  private readonly executor: JobExecutor;
+  private readonly listeners: JobListeners;
+  private readonly trigger: CronTrigger;
+  private state: SchedulerState = 'LATENT';
+  private readonly unsubscribes: Array<() => void> = [];
+
+  constructor(
+    readonly definition: JobDefinition,
+    registry: ZookeeperRegistryCenter,
+    identity: JobIdentity,
+    private readonly settings: JobSchedulerSettings,
+  ) {
+    const { jobName } = definition.config;
+    const paths = new JobNodePath(jobName);
+    const logger = new Logger(`ElasticJob:${jobName}`);
+    this.ctx = {
+      jobName,
+      paths,
+      registry,
+      logger,
+      storage: new JobNodeStorage(registry, paths, logger),
+      instanceId: buildInstanceId(identity.ip, identity.pid),
+      ip: identity.ip,
+      waitTimeoutMs: settings.waitTimeoutMs,
+    };
+    this.configService = new ConfigService(this.ctx, definition.config, definition.owner);
+    this.servers = new ServerService(this.ctx);
+    this.instances = new InstanceService(this.ctx, this.servers);
+    this.leader = new LeaderService(this.ctx, this.servers);
+    this.sharding = new ShardingService(this.ctx, this.leader, this.servers, this.instances);
+    this.execution = new ExecutionService(this.ctx, this.instances);
+    this.executor = new JobExecutor(this.ctx, this.configService, this.sharding, this.execution, definition.handler);
+    this.trigger = new CronTrigger(definition.config.cron, definition.config.timeZone, () => this.executor.fire());
+    this.listeners = new JobListeners(this.ctx, this.configService, this.leader, this.servers, this.sharding, (config) =>
+      this.trigger.reschedule(config.cron, config.timeZone),
+    );
+  }
+
+  get jobName(): string {
+    return this.ctx.jobName;
+  }
+
+  get isRegistered(): boolean {
+    return this.state === 'REGISTERED';
+  }
+
+  /** Reads only: fails with JobConflictError when another method owns the job name in ZooKeeper. */
+  checkConflict(): Promise<void> {
+    return this.configService.checkConflict();
+  }
+
+  /**
+   * ElasticJob's registerStartUpInfo: config, cache and listeners, election, `servers/{ip}`, `instances/{id}`,
+   * resharding flag; then the cron trigger. Connection trouble is retried with backoff.
+   */
+  async register(): Promise<void> {
+    if (this.state !== 'LATENT') return;
+    this.state = 'REGISTERING';
+    this.unsubscribes.push(
+      this.ctx.registry.onNewSession(() => this.reRegister()),
+      this.ctx.registry.onStateChange((change) => {
+        // Another instance may take our items over once the session is gone: tell the handlers.
+        if (change.state === 'LOST') this.executor.abortAll('ZooKeeper session lost');
+      }),
+    );
+    await this.withRetries('registration', async () => {
+      await this.configService.setUp();
+      await this.ctx.storage.cache.start();
+      this.listeners.start();
+      await this.leader.electLeader();
+      await this.servers.persistOnline(!this.configService.load().disabled);
+      await this.instances.persistOnline();
+      await this.ctx.storage.settled();
+      await this.servers.removeOfflineServers();
+      if (this.leader.isLeader()) await this.sharding.setReshardingFlag();
+    });
+    if (this.state !== 'REGISTERING') return; // shut down meanwhile
+    this.state = 'REGISTERED';
+    this.trigger.reschedule(this.configService.load().cron, this.configService.load().timeZone);
+    this.trigger.start();
+    this.ctx.logger.log(`registered as ${this.ctx.instanceId}; next firing ${this.trigger.nextFireTime().toISOString()}`);
+  }
+
+  /** After a new session: our ephemeral nodes are gone. Put them back, clear stale markers, re-elect. */
+  private async reRegister(): Promise<void> {
+    if (this.state !== 'REGISTERED') return;
+    await this.withRetries('re-registration', async () => {
+      const server = await this.ctx.storage.getDirectly(this.ctx.paths.server(this.ctx.ip));
+      const enabled = server === undefined ? !this.configService.load().disabled : server !== SERVER_DISABLED;
+      await this.servers.persistOnline(enabled);
+      await this.instances.persistOnline();
+      await this.execution.clearOwnRunningInfo(this.configService.load().shardingTotalCount);
+      if ((await this.ctx.storage.getDirectly(this.ctx.paths.leaderElectionInstance)) === undefined && server !== SERVER_DISABLED) {
+        await this.leader.electLeader();
+      }
+    });
+    this.ctx.logger.log(`re-registered on the new session (server ${SERVER_ENABLED.toLowerCase()}: ${this.servers.isEnableServer(this.ctx.ip)})`);
+  }
+
+  /**
+   * SPEC §3 shutdown: stop the trigger; wait for running items (then abort their signal); remove our running
+   * markers; if leader delete the leader node (a peer takes over at once); delete our instance node.
+   */
+  async shutdown(timeoutMs: number): Promise<void> {
+    if (this.state === 'SHUTDOWN') return;
+    const wasRegistered = this.state === 'REGISTERED';
+    this.state = 'SHUTDOWN';
+    this.trigger.stop();
+    for (const unsubscribe of this.unsubscribes.splice(0)) unsubscribe();
+    await this.executor.stop(timeoutMs);
+    this.listeners.stop();
+    if (wasRegistered && this.ctx.registry.isConnected()) {
+      const steps: Array<[string, () => Promise<void>]> = [
+        ['remove running markers', () => this.execution.clearOwnRunningInfo(this.configService.load().shardingTotalCount)],
+        ['remove leader node', () => this.leader.removeLeader()],
+        ['remove instance node', () => this.instances.removeInstance()],
+      ];
+      for (const [what, step] of steps) {
+        await step().catch((error: unknown) => this.ctx.logger.warn(`shutdown: could not ${what}: ${error instanceof Error ? error.message : String(error)}`));
+      }
+    }
+    this.ctx.storage.cache.close();
+    this.ctx.logger.log('shut down');
+  }
+
+  status(): JobStatus {
+    const registered = this.state === 'REGISTERED';
+    return {
+      jobName: this.jobName,
+      instanceId: this.ctx.instanceId,
+      registered,
+      isLeader: registered && this.leader.isLeader(),
+      shardingItems: registered ? this.sharding.getShardingItems(this.ctx.instanceId, this.configService.load().shardingTotalCount) : [],
+      runningItems: this.executor.runningItems(),
+      nextFireTime: this.trigger.isRunning ? this.trigger.nextFireTime() : undefined,
+    };
+  }
+
+  /** Runs `action`, retrying connection trouble with exponential backoff; other errors are thrown at once. */
+  private async withRetries(what: string, action: () => Promise<void>): Promise<void> {
+    for (let attempt = 0; ; attempt++) {
+      try {
+        await action();
+        return;
+      } catch (error) {
+        const code = (error as { code?: unknown }).code;
+        const transient = code === 'CONNECTION_LOSS' || code === 'SESSION_EXPIRED' || code === 'OPERATION_TIMEOUT';
+        if (!transient || this.state === 'SHUTDOWN' || attempt >= this.settings.maxRetries) throw error;
+        const wait = backoffMs(attempt, this.settings.baseSleepTimeMs, this.settings.maxSleepTimeMs);
+        this.ctx.logger.warn(`${what} hit ${String(code)}; retry ${attempt + 1}/${this.settings.maxRetries} in ${wait} ms`);
+        await this.ctx.registry.waitForConnection(this.ctx.registry.sessionTimeoutMs);
+        await delay(wait);
+      }
+    }
+  }
+}

@@ -1,0 +1,79 @@
+import type { TreeEvent } from '../../registry/tree-cache.js';
+import type { ConfigService } from '../config/config.service.js';
+import type { JobConfiguration } from '../config/job-configuration.js';
+import type { LeaderService } from '../election/leader.service.js';
+import type { JobContext } from '../job-context.js';
+import { SERVER_DISABLED, type ServerService } from '../server/server.service.js';
+import type { ShardingService } from '../sharding/sharding.service.js';
+
+/**
+ * ElasticJob's listener catalogue (EJ §4.3) over the job's TreeCache events:
+ * - election: re-elect when `leader/election/instance` is deleted, or our server is enabled with no leader;
+ *   abdicate when our server is disabled;
+ * - sharding: flag resharding when instances join or leave, a server changes, or `shardingTotalCount` changes;
+ * - config: reschedule when the cron or time zone changes.
+ * Reactions run concurrently (each is single-flight or idempotent) so that none waits behind another.
+ */
+export class JobListeners {
+  private unsubscribe: (() => void) | undefined;
+  private lastConfig: JobConfiguration;
+
+  constructor(
+    private readonly ctx: JobContext,
+    private readonly config: ConfigService,
+    private readonly leader: LeaderService,
+    private readonly servers: ServerService,
+    private readonly sharding: ShardingService,
+    private readonly onScheduleChange: (config: JobConfiguration) => void,
+  ) {
+    this.lastConfig = config.load();
+  }
+
+  start(): void {
+    this.lastConfig = this.config.load();
+    this.unsubscribe ??= this.ctx.storage.listen((event) => this.dispatch(event));
+  }
+
+  stop(): void {
+    this.unsubscribe?.();
+    this.unsubscribe = undefined;
+  }
+
+  private dispatch(event: TreeEvent): void {
+    const { paths, ip } = this.ctx;
+    if (event.path === paths.leaderElectionInstance && event.type === 'DELETED' && this.servers.isAvailableServer(ip)) {
+      this.run('leader election', () => this.leader.electLeader());
+    }
+    const serverIp = paths.serverIpOf(event.path);
+    if (serverIp === ip && event.type !== 'DELETED') {
+      if (event.data === SERVER_DISABLED && this.leader.isLeader()) this.run('abdication', () => this.leader.removeLeader());
+      else if (event.data !== SERVER_DISABLED && !this.leader.hasLeader()) this.run('leader election', () => this.leader.electLeader());
+    }
+    const membershipChanged = (paths.instanceIdOf(event.path) !== undefined && event.type !== 'UPDATED') || serverIp !== undefined;
+    if (membershipChanged && !this.isStaticallySharded()) this.run('resharding flag', () => this.sharding.setReshardingFlag());
+    if (event.path === paths.config && event.type !== 'DELETED') this.onConfigChanged();
+  }
+
+  private onConfigChanged(): void {
+    const previous = this.lastConfig;
+    const current = this.config.load();
+    this.lastConfig = current;
+    if (current.shardingTotalCount !== previous.shardingTotalCount) {
+      this.ctx.logger.log(`shardingTotalCount changed ${previous.shardingTotalCount} → ${current.shardingTotalCount}: resharding`);
+      this.run('resharding flag', () => this.sharding.setReshardingFlag());
+    }
+    if (current.cron !== previous.cron || current.timeZone !== previous.timeZone) {
+      this.ctx.logger.log(`cron changed to '${current.cron}'${current.timeZone ? ` (${current.timeZone})` : ''}: rescheduling`);
+      this.onScheduleChange(current);
+    }
+  }
+
+  /** staticSharding: once items are assigned, membership changes do not move them. */
+  private isStaticallySharded(): boolean {
+    return this.config.load().staticSharding && this.ctx.storage.children(this.ctx.paths.sharding).length > 0;
+  }
+
+  private run(what: string, action: () => Promise<void>): void {
+    void action().catch((error: unknown) => this.ctx.logger.warn(`${what} failed: ${error instanceof Error ? error.message : String(error)}`));
+  }
+}

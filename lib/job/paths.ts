@@ -1,0 +1,100 @@
+import { INSTANCE_DELIMITER } from '../elastic-job.constants.js';
+
+/**
+ * Every ZooKeeper path of one job, namespace-relative (`/{jobName}/...`), ElasticJob-Lite 3.x layout (SPEC §2).
+ * The one place that knows the layout.
+ */
+export class JobNodePath {
+  readonly root: string;
+  readonly config: string;
+  readonly servers: string;
+  readonly instances: string;
+  readonly sharding: string;
+  readonly leaderElectionLatch: string;
+  readonly leaderElectionInstance: string;
+  readonly shardingNecessary: string;
+  readonly shardingProcessing: string;
+  readonly failoverItems: string;
+  readonly failoverLatch: string;
+  readonly triggers: string;
+
+  constructor(readonly jobName: string) {
+    this.root = `/${jobName}`;
+    this.config = `${this.root}/config`;
+    this.servers = `${this.root}/servers`;
+    this.instances = `${this.root}/instances`;
+    this.sharding = `${this.root}/sharding`;
+    this.leaderElectionLatch = `${this.root}/leader/election/latch`;
+    this.leaderElectionInstance = `${this.root}/leader/election/instance`;
+    this.shardingNecessary = `${this.root}/leader/sharding/necessary`;
+    this.shardingProcessing = `${this.root}/leader/sharding/processing`;
+    this.failoverItems = `${this.root}/leader/failover/items`;
+    this.failoverLatch = `${this.root}/leader/failover/latch`;
+    this.triggers = `${this.root}/trigger`;
+  }
+
+  server(ip: string): string {
+    return `${this.servers}/${ip}`;
+  }
+
+  instance(instanceId: string): string {
+    return `${this.instances}/${instanceId}`;
+  }
+
+  shardingItem(item: number): string {
+    return `${this.sharding}/${item}`;
+  }
+
+  shardingInstance(item: number): string {
+    return `${this.sharding}/${item}/instance`;
+  }
+
+  running(item: number): string {
+    return `${this.sharding}/${item}/running`;
+  }
+
+  misfire(item: number): string {
+    return `${this.sharding}/${item}/misfire`;
+  }
+
+  disabled(item: number): string {
+    return `${this.sharding}/${item}/disabled`;
+  }
+
+  failover(item: number): string {
+    return `${this.sharding}/${item}/failover`;
+  }
+
+  failovering(item: number): string {
+    return `${this.sharding}/${item}/failovering`;
+  }
+
+  failoverItem(item: number): string {
+    return `${this.failoverItems}/${item}`;
+  }
+
+  trigger(instanceId: string): string {
+    return `${this.triggers}/${instanceId}`;
+  }
+
+  /** `servers/{ip}` → ip, for events on server nodes; undefined for other paths. */
+  serverIpOf(path: string): string | undefined {
+    return path.startsWith(`${this.servers}/`) && !path.slice(this.servers.length + 1).includes('/') ? path.slice(this.servers.length + 1) : undefined;
+  }
+
+  /** `instances/{id}` → id; undefined for other paths. */
+  instanceIdOf(path: string): string | undefined {
+    return path.startsWith(`${this.instances}/`) && !path.slice(this.instances.length + 1).includes('/') ? path.slice(this.instances.length + 1) : undefined;
+  }
+}
+
+/** `{ip}@-@{pid}` */
+export function buildInstanceId(ip: string, pid: number): string {
+  return `${ip}${INSTANCE_DELIMITER}${pid}`;
+}
+
+/** The server IP of an instance id: the exact part before `@-@` (never a prefix match, EJ #2226). */
+export function serverIpOfInstance(instanceId: string): string {
+  const index = instanceId.indexOf(INSTANCE_DELIMITER);
+  return index < 0 ? instanceId : instanceId.slice(0, index);
+}

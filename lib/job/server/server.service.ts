@@ -1,0 +1,38 @@
+import { serverIpOfInstance } from '../paths.js';
+import type { JobContext } from '../job-context.js';
+
+export const SERVER_ENABLED = 'ENABLED';
+export const SERVER_DISABLED = 'DISABLED';
+
+/** `servers/{ip}` (ElasticJob's ServerService). An instance belongs to a server by exact IP match. */
+export class ServerService {
+  constructor(private readonly ctx: JobContext) {}
+
+  async persistOnline(enabled: boolean): Promise<void> {
+    await this.ctx.storage.persist(this.ctx.paths.server(this.ctx.ip), enabled ? SERVER_ENABLED : SERVER_DISABLED);
+  }
+
+  isEnableServer(ip: string): boolean {
+    return this.ctx.storage.get(this.ctx.paths.server(ip)) === SERVER_ENABLED;
+  }
+
+  /** Enabled and with at least one live instance of exactly this IP. */
+  isAvailableServer(ip: string): boolean {
+    return this.isEnableServer(ip) && this.ctx.storage.children(this.ctx.paths.instances).some((id) => serverIpOfInstance(id) === ip);
+  }
+
+  hasAvailableServers(): boolean {
+    return this.ctx.storage.children(this.ctx.paths.servers).some((ip) => this.isAvailableServer(ip));
+  }
+
+  /** ElasticJob 3.0.5: delete `servers/{ip}` nodes with a value but no live instance. */
+  async removeOfflineServers(): Promise<void> {
+    const online = new Set(this.ctx.storage.children(this.ctx.paths.instances).map(serverIpOfInstance));
+    await Promise.all(
+      this.ctx.storage
+        .children(this.ctx.paths.servers)
+        .filter((ip) => !online.has(ip) && (this.ctx.storage.get(this.ctx.paths.server(ip)) ?? '').trim() !== '')
+        .map((ip) => this.ctx.storage.remove(this.ctx.paths.server(ip))),
+    );
+  }
+}

@@ -1,0 +1,129 @@
+import type { JobInstance, JobShardingStrategy } from '../../interfaces/sharded-job-options.interface.js';
+import type { TransactionOp } from '../../registry/registry.types.js';
+import type { JobConfiguration } from '../config/job-configuration.js';
+import type { LeaderService } from '../election/leader.service.js';
+import type { InstanceService } from '../instance/instance.service.js';
+import type { JobContext } from '../job-context.js';
+import type { ServerService } from '../server/server.service.js';
+import { AVG_ALLOCATION, BUILT_IN_SHARDING_STRATEGIES } from './strategies/sharding-strategies.js';
+
+export function resolveStrategy(config: JobConfiguration): JobShardingStrategy {
+  const type = config.jobShardingStrategyType;
+  return typeof type === 'string' ? BUILT_IN_SHARDING_STRATEGIES[type] : type;
+}
+
+/** Checks a strategy's answer: every item in [0, total) exactly once, only to given instances. */
+export function validateShardingResult(result: Map<string, number[]>, instances: readonly JobInstance[], total: number): string | undefined {
+  const ids = new Set(instances.map((i) => i.jobInstanceId));
+  const seen = new Set<number>();
+  for (const [id, items] of result) {
+    if (!ids.has(id)) return `assigned items to unknown instance '${id}'`;
+    for (const item of items) {
+      if (!Number.isInteger(item) || item < 0 || item >= total) return `assigned item ${item}, outside 0..${total - 1}`;
+      if (seen.has(item)) return `assigned item ${item} twice`;
+      seen.add(item);
+    }
+  }
+  return seen.size === total ? undefined : `left ${total - seen.size} item(s) unassigned`;
+}
+
+/**
+ * Sharding (ElasticJob's ShardingService): only the leader shards, lazily at the next firing after the
+ * `leader/sharding/necessary` flag is set, and writes the result in one transaction. Followers wait for it,
+ * event-driven and bounded (ElasticJob polls every 100 ms without bound, EJ §8 #2395).
+ */
+export class ShardingService {
+  constructor(
+    private readonly ctx: JobContext,
+    private readonly leader: LeaderService,
+    private readonly servers: ServerService,
+    private readonly instances: InstanceService,
+  ) {}
+
+  /** Leader only: mark that the next firing must reshard. Waits (bounded) for a leader to exist first. */
+  async setReshardingFlag(): Promise<void> {
+    if (await this.leader.isLeaderUntilBlock()) await this.ctx.storage.createIfNeeded(this.ctx.paths.shardingNecessary);
+  }
+
+  isNeedSharding(): boolean {
+    return this.ctx.storage.has(this.ctx.paths.shardingNecessary);
+  }
+
+  /** Items assigned to `instanceId` by the last sharding. */
+  getShardingItems(instanceId: string, total: number): number[] {
+    const items: number[] = [];
+    for (let item = 0; item < total; item++) {
+      if (this.ctx.storage.get(this.ctx.paths.shardingInstance(item)) === instanceId) items.push(item);
+    }
+    return items;
+  }
+
+  /** My items; none when my server is not available or my instance is not online. */
+  getLocalShardingItems(total: number): number[] {
+    if (!this.servers.isAvailableServer(this.ctx.ip) || !this.instances.isLocalInstanceOnline()) return [];
+    return this.getShardingItems(this.ctx.instanceId, total);
+  }
+
+  /** True when some item's `running` marker belongs to an instance that is online (stale markers never block). */
+  private hasLiveRunningItems(total: number): boolean {
+    for (let item = 0; item < total; item++) {
+      const owner = this.ctx.storage.get(this.ctx.paths.running(item));
+      if (owner !== undefined && this.instances.isInstanceOnline(owner)) return true;
+    }
+    return false;
+  }
+
+  async shardingIfNecessary(config: JobConfiguration): Promise<void> {
+    const { storage, paths, logger, waitTimeoutMs } = this.ctx;
+    const available = this.instances.getAvailableJobInstances();
+    if (!this.isNeedSharding() || available.length === 0) return;
+    if (!(await this.leader.isLeaderUntilBlock())) {
+      const done = await storage.waitFor(() => !storage.has(paths.shardingNecessary) && !storage.has(paths.shardingProcessing), waitTimeoutMs);
+      if (!done) logger.warn(`the leader has not finished sharding within ${waitTimeoutMs} ms; firing with the current assignment`);
+      await storage.settled();
+      return;
+    }
+    const total = config.shardingTotalCount;
+    if (config.monitorExecution && this.hasLiveRunningItems(total)) {
+      logger.log('waiting for running items to finish before resharding');
+      if (!(await storage.waitFor(() => !this.hasLiveRunningItems(total), waitTimeoutMs))) {
+        logger.warn(`items still running after ${waitTimeoutMs} ms; resharding is postponed to the next firing`);
+        return;
+      }
+    }
+    await storage.persistEphemeral(paths.shardingProcessing, '');
+    try {
+      await this.resetShardingInfo(total);
+      const instances = this.instances.getAvailableJobInstances();
+      let result = resolveStrategy(config).sharding(instances, this.ctx.jobName, total);
+      const problem = validateShardingResult(result, instances, total);
+      if (problem) {
+        logger.error(`sharding strategy '${resolveStrategy(config).type}' ${problem}; using AVG_ALLOCATION this time`);
+        result = AVG_ALLOCATION.sharding(instances, this.ctx.jobName, total);
+      }
+      const ops: TransactionOp[] = [];
+      for (const [instanceId, items] of result) {
+        for (const item of items) ops.push(storage.createOp(paths.shardingInstance(item), instanceId));
+      }
+      ops.push({ op: 'remove', path: paths.shardingNecessary }, { op: 'remove', path: paths.shardingProcessing });
+      await storage.transaction(ops);
+      logger.log(`sharded ${total} item(s) over ${instances.length} instance(s): ${[...result].map(([id, items]) => `${id}=[${items.join(',')}]`).join(' ')}`);
+    } catch (error) {
+      await storage.remove(paths.shardingProcessing).catch(() => undefined);
+      throw error;
+    }
+    await storage.settled();
+  }
+
+  private async resetShardingInfo(total: number): Promise<void> {
+    const { storage, paths } = this.ctx;
+    await Promise.all(
+      Array.from({ length: total }, async (_, item) => {
+        await storage.remove(paths.shardingInstance(item));
+        await storage.createIfNeeded(paths.shardingItem(item));
+      }),
+    );
+    const extra = storage.children(paths.sharding).filter((name) => /^\d+$/.test(name) && Number(name) >= total);
+    await Promise.all(extra.map((name) => storage.removeRecursive(`${paths.sharding}/${name}`)));
+  }
+}

@@ -1,0 +1,150 @@
+import type { Logger } from '@nestjs/common';
+import { CoordinationTimeoutError } from '../../errors/elastic-job.errors.js';
+import { LeaderLatch } from '../../registry/leader-latch.js';
+import type { NodeMode, TransactionOp } from '../../registry/registry.types.js';
+import { TreeCache, type TreeEvent } from '../../registry/tree-cache.js';
+import { registryErrorCode, type ZookeeperRegistryCenter } from '../../registry/zookeeper-registry-center.js';
+import { descendingStringOrder } from '../../util/java-hash.js';
+import type { JobNodePath } from '../paths.js';
+
+const utf8 = (value: string): Buffer => Buffer.from(value, 'utf8');
+
+/**
+ * The storage facade of one job (ElasticJob's JobNodeStorage): reads come from the job's TreeCache, writes go to
+ * ZooKeeper. The coordination services talk to ZooKeeper only through here.
+ */
+export class JobNodeStorage {
+  readonly cache: TreeCache;
+
+  constructor(
+    readonly registry: ZookeeperRegistryCenter,
+    readonly paths: JobNodePath,
+    private readonly logger: Logger,
+  ) {
+    this.cache = new TreeCache(registry, paths.root, `ElasticJob:${paths.jobName}`);
+  }
+
+  // ------------------------------------------------------------ reads (cache)
+
+  get(path: string): string | undefined {
+    return this.cache.get(path);
+  }
+
+  has(path: string): boolean {
+    return this.cache.has(path);
+  }
+
+  /** Children in ElasticJob's order: descending string order. */
+  children(path: string): string[] {
+    return this.cache.children(path).sort(descendingStringOrder);
+  }
+
+  listen(listener: (event: TreeEvent) => void): () => void {
+    return this.cache.listen(listener);
+  }
+
+  /** Waits until every read set off by earlier writes and events has landed in the cache. */
+  settled(): Promise<void> {
+    return this.cache.settled();
+  }
+
+  /**
+   * Event-driven wait: resolves true as soon as `condition()` holds (checked now and after each cache event),
+   * false after `timeoutMs`. Never polls.
+   */
+  waitFor(condition: () => boolean, timeoutMs: number, signal?: AbortSignal): Promise<boolean> {
+    if (condition()) return Promise.resolve(true);
+    return new Promise((resolve) => {
+      const finish = (value: boolean): void => {
+        clearTimeout(timer);
+        unsubscribe();
+        signal?.removeEventListener('abort', onAbort);
+        resolve(value);
+      };
+      const onAbort = (): void => finish(condition());
+      const unsubscribe = this.cache.listen(() => {
+        if (condition()) finish(true);
+      });
+      const timer = setTimeout(() => finish(condition()), timeoutMs);
+      signal?.addEventListener('abort', onAbort, { once: true });
+    });
+  }
+
+  // ------------------------------------------------------------ reads (direct)
+
+  async getDirectly(path: string): Promise<string | undefined> {
+    return (await this.registry.getData(path))?.data.toString('utf8');
+  }
+
+  // ------------------------------------------------------------ writes
+
+  /** Creates (with parents) or overwrites a persistent node. */
+  async persist(path: string, value: string): Promise<void> {
+    await this.registry.persist(path, utf8(value));
+  }
+
+  /** Creates a persistent node if it is missing; leaves an existing one alone. */
+  async createIfNeeded(path: string, value = ''): Promise<void> {
+    try {
+      await this.registry.createWithParents(path, utf8(value), 'PERSISTENT');
+    } catch (error) {
+      if (registryErrorCode(error) !== 'NODE_EXISTS') throw error;
+    }
+  }
+
+  /**
+   * Creates an ephemeral node for our session. An existing node of ours (same session) is kept as is, so a
+   * retried create after a connection loss is harmless; a node of another session is replaced.
+   */
+  async persistEphemeral(path: string, value: string): Promise<void> {
+    try {
+      await this.registry.createWithParents(path, utf8(value), 'EPHEMERAL');
+    } catch (error) {
+      if (registryErrorCode(error) !== 'NODE_EXISTS') throw error;
+      const existing = await this.registry.getData(path);
+      if (existing && existing.stat.ephemeralOwner === this.registry.getSessionId()) {
+        if (existing.data.toString('utf8') !== value) await this.registry.setData(path, utf8(value));
+        return;
+      }
+      await this.registry.remove(path);
+      await this.registry.createWithParents(path, utf8(value), 'EPHEMERAL');
+    }
+  }
+
+  async remove(path: string): Promise<void> {
+    await this.registry.remove(path);
+  }
+
+  async removeRecursive(path: string): Promise<void> {
+    await this.registry.removeRecursive(path);
+  }
+
+  /** A multi-op, with `check(/{job})` first as ElasticJob does. */
+  async transaction(ops: TransactionOp[]): Promise<void> {
+    if (ops.length === 0) return;
+    await this.registry.transaction([{ op: 'check', path: this.paths.root }, ...ops]);
+  }
+
+  createOp(path: string, value: string, mode: NodeMode = 'PERSISTENT'): TransactionOp {
+    return { op: 'create', path, data: utf8(value), mode };
+  }
+
+  /**
+   * ElasticJob's executeInLeader: run `callback` while holding a Curator-compatible latch at `latchPath`,
+   * bounded by `timeoutMs` (ElasticJob waits forever, EJ §8). Returns false when the latch was not acquired.
+   */
+  async executeInLeader(latchPath: string, timeoutMs: number, callback: () => Promise<void>): Promise<boolean> {
+    const latch = new LeaderLatch(this.registry, latchPath, '', `ElasticJob:${this.paths.jobName}`);
+    try {
+      await latch.start(Date.now() + timeoutMs);
+      if (!(await latch.await(timeoutMs))) {
+        this.logger.warn(`${new CoordinationTimeoutError(this.paths.jobName, `the latch ${latchPath}`, timeoutMs).message}; will try again`);
+        return false;
+      }
+      await callback();
+      return true;
+    } finally {
+      await latch.close();
+    }
+  }
+}

@@ -1,0 +1,43 @@
+import { CronExpressionParser } from 'cron-parser';
+
+/**
+ * ElasticJob users write Quartz cron (`0/5 * * * * ?`). cron-parser reads `?` too; we also accept a Quartz year
+ * field only when it is `*` (dropped). Anything cron-parser cannot read is an error with its message.
+ * Day-of-week follows cron-parser: 0 or 7 = Sunday (Quartz: 1 = Sunday).
+ */
+export function normalizeCron(cron: string): string {
+  const fields = cron.trim().split(/\s+/);
+  if (fields.length === 7 && fields[6] === '*') fields.pop();
+  return fields.map((field) => (field === '?' ? '*' : field)).join(' ');
+}
+
+/** Returns an error message, or undefined when the cron and time zone are usable. */
+export function validateCron(cron: unknown, timeZone: string | undefined): string | undefined {
+  if (typeof cron !== 'string' || cron.trim() === '') return 'is required: a 6-field (with seconds) or 5-field cron expression';
+  const fields = cron.trim().split(/\s+/);
+  if (fields.length === 7 && fields[6] !== '*') return `'${cron}' has a Quartz year field; only '*' is supported there`;
+  if (fields.length < 5 || fields.length > 7) return `'${cron}' must have 5 or 6 fields (seconds first), e.g. '*/5 * * * * *'`;
+  if (fields.some((field) => /W/.test(field))) return `'${cron}': the Quartz 'W' (nearest weekday) is not supported`;
+  try {
+    CronExpressionParser.parse(normalizeCron(cron), { tz: timeZone }).next();
+  } catch (error) {
+    return `'${cron}' is not a valid cron expression: ${error instanceof Error ? error.message : String(error)}`;
+  }
+  return undefined;
+}
+
+export function validateTimeZone(timeZone: unknown): string | undefined {
+  if (timeZone === undefined) return undefined;
+  if (typeof timeZone !== 'string' || timeZone === '') return 'must be an IANA time zone name such as "Europe/Berlin"';
+  try {
+    new Intl.DateTimeFormat('en-US', { timeZone });
+  } catch {
+    return `'${timeZone}' is not a known IANA time zone name (e.g. "UTC", "Europe/Berlin")`;
+  }
+  return undefined;
+}
+
+/** The next fire time strictly after `after`. */
+export function nextFireTime(cron: string, timeZone: string | undefined, after: Date): Date {
+  return CronExpressionParser.parse(normalizeCron(cron), { tz: timeZone, currentDate: after }).next().toDate();
+}

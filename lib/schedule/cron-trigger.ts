@@ -1,0 +1,82 @@
+import { nextFireTime } from './cron-expression.js';
+
+/** setTimeout cannot wait longer than 2^31-1 ms; longer waits are chained. */
+const MAX_TIMEOUT_MS = 2_147_483_647;
+
+/**
+ * Fires `onFire(scheduledAt)` at every cron instant. Like ElasticJob's Quartz trigger with
+ * `withMisfireHandlingInstructionDoNothing`: instants missed while the process was blocked are skipped, never
+ * replayed in a burst. The callback must not throw (it is the job's firing, which catches everything).
+ */
+export class CronTrigger {
+  private timer: NodeJS.Timeout | undefined;
+  private running = false;
+  private cron: string;
+  private timeZone: string | undefined;
+
+  constructor(
+    cron: string,
+    timeZone: string | undefined,
+    private readonly onFire: (scheduledAt: Date) => void,
+  ) {
+    this.cron = cron;
+    this.timeZone = timeZone;
+  }
+
+  get isRunning(): boolean {
+    return this.running;
+  }
+
+  start(): void {
+    if (this.running) return;
+    this.running = true;
+    this.armAfter(new Date());
+  }
+
+  stop(): void {
+    this.running = false;
+    clearTimeout(this.timer);
+    this.timer = undefined;
+  }
+
+  /** Changes the cron (e.g. after a config change in ZooKeeper) and re-arms from now. */
+  reschedule(cron: string, timeZone: string | undefined): void {
+    this.cron = cron;
+    this.timeZone = timeZone;
+    if (!this.running) return;
+    clearTimeout(this.timer);
+    this.armAfter(new Date());
+  }
+
+  /** The next instant the trigger would fire, after now. */
+  nextFireTime(): Date {
+    return nextFireTime(this.cron, this.timeZone, new Date());
+  }
+
+  private armAfter(after: Date): void {
+    const at = nextFireTime(this.cron, this.timeZone, after);
+    this.armAt(at);
+  }
+
+  private armAt(at: Date): void {
+    if (!this.running) return;
+    const wait = at.getTime() - Date.now();
+    if (wait > MAX_TIMEOUT_MS) {
+      this.timer = setTimeout(() => this.armAt(at), MAX_TIMEOUT_MS);
+      return;
+    }
+    this.timer = setTimeout(() => this.fire(at), Math.max(0, wait));
+  }
+
+  private fire(at: Date): void {
+    if (!this.running) return;
+    // Timers may fire a little early; never fire before the instant.
+    if (Date.now() < at.getTime()) {
+      this.timer = setTimeout(() => this.fire(at), at.getTime() - Date.now());
+      return;
+    }
+    // Next instant after max(scheduled, now): skips instants missed while blocked (DoNothing misfire policy).
+    this.armAfter(new Date(Math.max(at.getTime(), Date.now() - 1)));
+    this.onFire(at);
+  }
+}

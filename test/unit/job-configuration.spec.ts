@@ -1,0 +1,134 @@
+import { describe, expect, it } from 'vitest';
+import { JobConfigurationError } from '../../lib/errors/elastic-job.errors.js';
+import { resolveJobConfiguration } from '../../lib/job/config/job-configuration.validator.js';
+import { fromConfigYaml, toConfigYaml } from '../../lib/job/config/job-configuration.yaml.js';
+import { parseShardingItemParameters } from '../../lib/job/sharding/sharding-item-parameters.js';
+import { JobNodePath, serverIpOfInstance } from '../../lib/job/paths.js';
+import type { ShardedJobOptions } from '../../lib/interfaces/sharded-job-options.interface.js';
+
+const base: ShardedJobOptions = { jobName: 'orders', cron: '*/5 * * * * *', shardingTotalCount: 3 };
+
+function errorOf(options: Partial<ShardedJobOptions> | Record<string, unknown>): JobConfigurationError {
+  try {
+    resolveJobConfiguration({ ...base, ...options } as ShardedJobOptions);
+  } catch (error) {
+    if (error instanceof JobConfigurationError) return error;
+    throw error;
+  }
+  throw new Error('expected a JobConfigurationError');
+}
+
+describe('resolveJobConfiguration', () => {
+  it("applies ElasticJob's builder defaults", () => {
+    const config = resolveJobConfiguration(base);
+    expect(config).toMatchObject({
+      monitorExecution: true,
+      failover: false,
+      misfire: true,
+      maxTimeDiffSeconds: -1,
+      reconcileIntervalMinutes: 10,
+      jobShardingStrategyType: 'AVG_ALLOCATION',
+      jobErrorHandlerType: 'LOG',
+      jobParameter: '',
+      description: '',
+      disabled: false,
+      overwrite: false,
+      staticSharding: false,
+      shardingItemParameters: '',
+    });
+  });
+
+  it("reads Quartz's ? as *", () => {
+    expect(resolveJobConfiguration({ ...base, cron: '0/1 * * * * ?' }).cron).toBe('0/1 * * * * *');
+  });
+
+  it.each<[string, Record<string, unknown>, RegExp]>([
+    ['jobName', { jobName: '' }, /required/],
+    ['jobName', { jobName: 'a/b' }, /node name/],
+    ['cron', { cron: undefined }, /required/],
+    ['cron', { cron: 'every minute' }, /cron/],
+    ['cron', { cron: '0 0 12 * * ? 2030' }, /year/],
+    ['cron', { cron: '0 0 12 15W * ?' }, /W/],
+    ['timeZone', { timeZone: 'Mars/Olympus' }, /IANA/],
+    ['shardingTotalCount', { shardingTotalCount: 0 }, /> 0/],
+    ['shardingTotalCount', { shardingTotalCount: 1.5 }, /> 0/],
+    ['shardingTotalCount', { shardingTotalCount: undefined }, /required/],
+    ['shardingItemParameters', { shardingItemParameters: '0=a,1' }, /format error/],
+    ['shardingItemParameters', { shardingItemParameters: '0=' }, /format error/],
+    ['shardingItemParameters', { shardingItemParameters: 'x=a' }, /not a non-negative integer/],
+    ['shardingItemParameters', { shardingItemParameters: '0=a,7=b' }, /outside 0..2/],
+    ['shardingItemParameters', { shardingItemParameters: { 5: 'e' } }, /outside/],
+    ['jobShardingStrategyType', { jobShardingStrategyType: 'RANDOM' }, /unknown strategy 'RANDOM'/],
+    ['jobShardingStrategyType', { jobShardingStrategyType: { type: 'X' } }, /sharding/],
+    ['jobErrorHandlerType', { jobErrorHandlerType: 'EMAIL' }, /unknown error handler 'EMAIL'/],
+    ['jobErrorHandlerType', { jobErrorHandlerType: { type: '' , handleException: () => undefined } }, /non-empty/],
+    ['monitorExecution', { monitorExecution: 'yes' }, /true or false/],
+    ['maxTimeDiffSeconds', { maxTimeDiffSeconds: -5 }, /-1/],
+    ['reconcileIntervalMinutes', { reconcileIntervalMinutes: -1 }, /integer/],
+  ])('rejects a bad %s, naming the job and the field', (field, options, message) => {
+    const error = errorOf(options);
+    expect(error.field).toBe(field);
+    expect(error.message).toMatch(message);
+    if (field !== 'jobName') {
+      expect(error.jobName).toBe('orders');
+      expect(error.message).toContain("Job 'orders'");
+    }
+  });
+});
+
+describe('shardingItemParameters', () => {
+  it('parses ElasticJob strings and objects', () => {
+    expect(parseShardingItemParameters(' 0 = a , 1=b ')).toEqual(new Map([[0, 'a'], [1, 'b']]));
+    expect(parseShardingItemParameters({ 0: 'x', 2: 'z' })).toEqual(new Map([[0, 'x'], [2, 'z']]));
+    expect(parseShardingItemParameters('')).toEqual(new Map());
+    expect(parseShardingItemParameters('0=a=b')).toMatch(/format error/);
+  });
+});
+
+describe('config YAML', () => {
+  it('writes keys in alphabetical order, every boolean, no nulls', () => {
+    const yaml = toConfigYaml(resolveJobConfiguration({ ...base, shardingItemParameters: { 1: 'B', 0: 'A' }, jobParameter: 'p' }));
+    const keys = yaml.trim().split('\n').map((line) => line.split(':')[0]);
+    expect(keys).toEqual([...keys].sort());
+    expect(keys).toEqual([
+      'cron', 'description', 'disabled', 'failover', 'jobErrorHandlerType', 'jobName', 'jobParameter', 'jobShardingStrategyType',
+      'maxTimeDiffSeconds', 'misfire', 'monitorExecution', 'overwrite', 'reconcileIntervalMinutes', 'shardingItemParameters',
+      'shardingTotalCount', 'staticSharding',
+    ]);
+    expect(yaml).toContain('shardingItemParameters: 0=A,1=B');
+    expect(yaml).toContain("description: ''");
+    expect(fromConfigYaml(yaml)).toMatchObject({ cron: '*/5 * * * * *', shardingTotalCount: 3, monitorExecution: true, misfire: true });
+  });
+
+  it("reads Java ElasticJob's YAML (missing booleans are false, extra keys ignored)", () => {
+    const javaYaml = [
+      'cron: 0/1 * * * * ?',
+      'description: Job description',
+      'jobName: test_job',
+      'jobShardingStrategyType: AVG_ALLOCATION',
+      'props:',
+      '  key: value',
+      'shardingItemParameters: 0=A,1=B,2=C',
+      'shardingTotalCount: 3',
+      '',
+    ].join('\n');
+    expect(fromConfigYaml(javaYaml)).toMatchObject({ cron: '0/1 * * * * ?', shardingTotalCount: 3, monitorExecution: false, misfire: false, reconcileIntervalMinutes: 0 });
+  });
+});
+
+describe('paths', () => {
+  it('builds the ElasticJob layout in one place', () => {
+    const p = new JobNodePath('orders');
+    expect(p.running(3)).toBe('/orders/sharding/3/running');
+    expect(p.leaderElectionLatch).toBe('/orders/leader/election/latch');
+    expect(p.shardingNecessary).toBe('/orders/leader/sharding/necessary');
+    expect(p.instance('10.0.0.5@-@42')).toBe('/orders/instances/10.0.0.5@-@42');
+    expect(p.instanceIdOf('/orders/instances/10.0.0.5@-@42')).toBe('10.0.0.5@-@42');
+    expect(p.serverIpOf('/orders/servers/10.0.0.5')).toBe('10.0.0.5');
+    expect(p.serverIpOf('/orders/servers')).toBeUndefined();
+  });
+  it('matches instances to servers exactly, never by prefix (EJ #2226)', () => {
+    expect(serverIpOfInstance('10.0.0.12@-@7')).toBe('10.0.0.12');
+    expect(serverIpOfInstance('10.0.0.12@-@7')).not.toBe('10.0.0.1');
+  });
+});
