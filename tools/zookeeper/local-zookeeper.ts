@@ -25,6 +25,8 @@ export interface LocalZookeeperOptions {
   port?: number;
   /** How often empty container nodes are reaped (JVM flag). Default 1000 ms. */
   containerCheckIntervalMs?: number;
+  /** Largest session timeout the server grants. Default 60000 ms (ZooKeeper's own default is 20 ticks). */
+  maxSessionTimeoutMs?: number;
 }
 
 function commandExists(cmd: string): boolean {
@@ -110,6 +112,7 @@ export class LocalZookeeper {
       tickTimeMs: options.tickTimeMs ?? 200,
       port: options.port ?? (await findFreePort()),
       containerCheckIntervalMs: options.containerCheckIntervalMs ?? 1000,
+      maxSessionTimeoutMs: options.maxSessionTimeoutMs ?? 60_000,
     };
     const dir = mkdtempSync(join(tmpdir(), 'nestjs-elastic-job-zk-'));
     mkdirSync(join(dir, 'data'));
@@ -121,6 +124,7 @@ export class LocalZookeeper {
   private async launch(): Promise<void> {
     const cfg = [
       `tickTime=${this.options.tickTimeMs}`,
+      `maxSessionTimeout=${this.options.maxSessionTimeoutMs}`,
       `dataDir=${join(this.dir, 'data')}`,
       `clientPort=${this.port}`,
       'clientPortAddress=127.0.0.1',

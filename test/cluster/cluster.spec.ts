@@ -1,0 +1,107 @@
+import { afterEach, describe, expect, it } from 'vitest';
+import type { ZookeeperRegistryCenter } from '../../lib/registry/zookeeper-registry-center.js';
+import { ClusterInstance, runsBySecond, waitForRuns, type RunEvent } from '../support/cluster.js';
+import { eventually, startRegistry, uniqueNamespace, zkConnect } from '../support/zk.js';
+
+const PARAMS = '0=A,1=B,2=C,3=D,4=E,5=F';
+const LETTERS = ['A', 'B', 'C', 'D', 'E', 'F'];
+const instances: ClusterInstance[] = [];
+const registries: ZookeeperRegistryCenter[] = [];
+
+afterEach(async () => {
+  for (const instance of instances.splice(0)) instance.kill('SIGKILL');
+  for (const registry of registries.splice(0)) await registry.close();
+});
+
+function startCluster(namespace: string, count: number): ClusterInstance[] {
+  const started = Array.from({ length: count }, () => new ClusterInstance({ zkConnect: zkConnect(), namespace, total: 6, params: PARAMS }));
+  instances.push(...started);
+  return started;
+}
+
+/** Every second in [from, to) saw each of the 6 items exactly once, with its parameter, from `pids` only. */
+function expectEachItemOncePerSecond(buckets: Map<number, RunEvent[]>, pids: number[]): void {
+  expect(buckets.size).toBeGreaterThanOrEqual(3);
+  for (const [second, runs] of buckets) {
+    const items = runs.map((r) => r.item).sort((a, b) => a - b);
+    expect(items, `second ${second}: ${JSON.stringify(runs.map((r) => [r.pid, r.item]))}`).toEqual([0, 1, 2, 3, 4, 5]);
+    for (const run of runs) {
+      expect(run.param).toBe(LETTERS[run.item]);
+      expect(pids).toContain(run.pid);
+    }
+  }
+}
+
+describe('a cluster of real processes', () => {
+  it('3 instances share a 6-item every-second job: every item exactly once per firing, right parameter', async () => {
+    const namespace = uniqueNamespace('cluster');
+    const cluster = startCluster(namespace, 3);
+    await Promise.all(cluster.map((i) => i.waitForLine(/^READY$/, 60_000)));
+    // Wait until the cluster has settled: all three instances run items in the same second.
+    let settledAt = 0;
+    await waitForRuns(cluster, () => {
+      const buckets = runsBySecond(cluster, 0, Date.now());
+      for (const [second, runs] of buckets) {
+        if (new Set(runs.map((r) => r.pid)).size === 3 && runs.length === 6) settledAt = (second + 1) * 1000;
+      }
+      return settledAt > 0;
+    }, 30_000, 'all three instances sharing the items');
+    const windowEnd = settledAt + 5000;
+    await waitForRuns(cluster, () => cluster.every((i) => i.runs().some((r) => r.start >= windowEnd)), 20_000, 'five more firings');
+    const buckets = runsBySecond(cluster, settledAt, windowEnd);
+    expectEachItemOncePerSecond(buckets, cluster.map((i) => i.pid));
+    // AVG_ALLOCATION: 2 items each, always the same ones.
+    for (const instance of cluster) {
+      const items = new Set(instance.runs().filter((r) => r.start >= settledAt && r.start < windowEnd).map((r) => r.item));
+      expect(items.size).toBe(2);
+    }
+  });
+
+  it('graceful leave: SIGTERM on the leader gives a new leader well within the session timeout, and the survivors cover all items', async () => {
+    const namespace = uniqueNamespace('leave');
+    const cluster = startCluster(namespace, 3);
+    await Promise.all(cluster.map((i) => i.waitForLine(/^READY$/, 60_000)));
+    const zk = await startRegistry({ namespace });
+    registries.push(zk);
+    const leaderPath = '/cluster-job/leader/election/instance';
+    const leaderId = (await eventually(() => zk.getData(leaderPath), (d) => d !== undefined, 10_000, 'a leader'))!.data.toString();
+    const leader = cluster.find((i) => leaderId.endsWith(`@-@${i.pid}`))!;
+    expect(leader).toBeDefined();
+    const survivors = cluster.filter((i) => i !== leader);
+
+    // Watch the leader node from an observer session, event-driven.
+    const handover = new Promise<{ deletedAt: number; newLeader: string; electedAt: number }>((resolve) => {
+      let deletedAt = 0;
+      const watch = async (): Promise<void> => {
+        const node = await zk.getData(leaderPath, () => void watch());
+        if (!node) {
+          deletedAt ||= Date.now();
+          const stat = await zk.exists(leaderPath, () => void watch());
+          if (stat) void watch();
+        } else if (node.data.toString() !== leaderId) {
+          resolve({ deletedAt, newLeader: node.data.toString(), electedAt: Date.now() });
+        }
+      };
+      void watch();
+    });
+
+    const termAt = Date.now();
+    leader.kill('SIGTERM');
+    const { deletedAt, newLeader, electedAt } = await handover;
+    // Nest runs the shutdown hooks, then re-raises the signal: a clean exit by SIGTERM.
+    const exitCode = await leader.exited;
+    expect(exitCode === 0 || leader.child.signalCode === 'SIGTERM').toBe(true);
+    // The session timeout is 15 s: a takeover through expiry would take that long.
+    expect(electedAt - termAt).toBeLessThan(5000);
+    expect(deletedAt).toBeGreaterThan(0);
+    expect(survivors.map((s) => s.pid).some((pid) => newLeader.endsWith(`@-@${pid}`))).toBe(true);
+    expect(await zk.exists(`/cluster-job/instances/${leaderId}`)).toBeUndefined();
+    expect(leader.lines.join('\n')).toContain('shut down');
+
+    // The two survivors now cover all six items every second.
+    const from = Date.now() + 3000;
+    const to = from + 4000;
+    await waitForRuns(survivors, () => survivors.every((i) => i.runs().some((r) => r.start >= to)), 20_000, 'survivors firing');
+    expectEachItemOncePerSecond(runsBySecond(survivors, from, to), survivors.map((s) => s.pid));
+  });
+});

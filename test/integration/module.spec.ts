@@ -1,0 +1,181 @@
+import 'reflect-metadata';
+import { Injectable, Module } from '@nestjs/common';
+import { Test } from '@nestjs/testing';
+import { afterEach, describe, expect, it } from 'vitest';
+import {
+  ElasticJobModule,
+  ElasticJobRegistry,
+  JobConfigurationError,
+  JobConflictError,
+  ShardedJob,
+  type ShardingContext,
+} from '../../lib/index.js';
+import { eventually, startRegistry, uniqueNamespace, zkConnect } from '../support/zk.js';
+
+const closers: Array<() => Promise<unknown>> = [];
+afterEach(async () => {
+  while (closers.length) await closers.pop()?.();
+});
+
+function zkOptions(namespace: string) {
+  return { zookeeper: { serverLists: zkConnect(), namespace, sessionTimeoutMilliseconds: 4000 }, shutdownTimeoutMilliseconds: 5000 };
+}
+
+async function boot(namespace: string, providers: Array<new (...args: never[]) => unknown>) {
+  @Module({ imports: [ElasticJobModule.forRoot(zkOptions(namespace))], providers })
+  class AppModule {}
+  const moduleRef = await Test.createTestingModule({ imports: [AppModule] }).compile();
+  await moduleRef.init();
+  closers.push(() => moduleRef.close());
+  return moduleRef;
+}
+
+const calls: ShardingContext[] = [];
+
+@Injectable()
+class EverySecondJobs {
+  @ShardedJob({ jobName: 'every-second', cron: '* * * * * *', shardingTotalCount: 3, shardingItemParameters: '0=zero,1=one,2=two', jobParameter: 'p' })
+  run(context: ShardingContext): void {
+    calls.push(context);
+  }
+}
+
+describe('ElasticJobModule in one process against a real ZooKeeper', () => {
+  it('registers the ElasticJob layout and runs every item once per firing with its parameter', async () => {
+    const namespace = uniqueNamespace('module');
+    calls.length = 0;
+    const app = await boot(namespace, [EverySecondJobs]);
+    const registry = app.get(ElasticJobRegistry);
+    expect(registry.getJobNames()).toEqual(['every-second']);
+    await eventually(() => new Set(calls.map((c) => c.shardingItem)).size, (n) => n === 3, 10_000, 'all three items to run');
+    const status = registry.getJobStatus('every-second');
+    expect(status.isLeader).toBe(true);
+    expect(status.shardingItems).toEqual([0, 1, 2]);
+    const byItem = new Map(calls.map((c) => [c.shardingItem, c]));
+    expect(byItem.get(0)).toMatchObject({ jobName: 'every-second', shardingParameter: 'zero', jobParameter: 'p', shardingTotalCount: 3 });
+    expect(byItem.get(2)?.shardingParameter).toBe('two');
+    expect(byItem.get(0)?.taskId).toBe(`every-second@-@0,1,2@-@READY@-@${status.instanceId}`);
+    expect(byItem.get(0)?.signal).toBeInstanceOf(AbortSignal);
+
+    const zk = await startRegistry({ namespace });
+    closers.push(() => zk.close());
+    const text = async (path: string) => (await zk.getData(path))?.data.toString('utf8');
+    const ip = status.instanceId.split('@-@')[0]!;
+    expect(await text('/every-second')).toBe('EverySecondJobs.run');
+    expect(await text('/every-second/config')).toContain('shardingTotalCount: 3');
+    expect(await text(`/every-second/servers/${ip}`)).toBe('ENABLED');
+    expect(await text(`/every-second/instances/${status.instanceId}`)).toBe(`jobInstanceId: ${status.instanceId}\nserverIp: ${ip}\n`);
+    expect((await zk.getData(`/every-second/instances/${status.instanceId}`))?.stat.ephemeralOwner).not.toBe('0000000000000000');
+    expect(await text('/every-second/leader/election/instance')).toBe(status.instanceId);
+    for (const item of [0, 1, 2]) expect(await text(`/every-second/sharding/${item}/instance`)).toBe(status.instanceId);
+    expect(await zk.exists('/every-second/leader/sharding/necessary')).toBeUndefined();
+
+    await app.close();
+    closers.pop();
+    // Graceful shutdown removed the leader and instance nodes at once.
+    expect(await zk.exists('/every-second/leader/election/instance')).toBeUndefined();
+    expect(await zk.exists(`/every-second/instances/${status.instanceId}`)).toBeUndefined();
+  });
+
+  it('fails bootstrap with a typed error when another method owns the job name in ZooKeeper, writing nothing', async () => {
+    const namespace = uniqueNamespace('conflict');
+    const zk = await startRegistry({ namespace });
+    closers.push(() => zk.close());
+    await zk.createWithParents('/every-second', Buffer.from('com.example.LegacyJob'), 'PERSISTENT');
+    const error = await boot(namespace, [EverySecondJobs]).catch((e: unknown) => e);
+    expect(error).toBeInstanceOf(JobConflictError);
+    expect((error as Error).message).toMatch(/every-second.*com\.example\.LegacyJob.*EverySecondJobs\.run/);
+    expect(await zk.getChildren('/every-second')).toEqual([]);
+  });
+
+  it('fails bootstrap on a bad @ShardedJob before connecting', async () => {
+    @Injectable()
+    class BadJob {
+      @ShardedJob({ jobName: 'bad', cron: 'nope', shardingTotalCount: 1 })
+      run(): void {}
+    }
+    const namespace = uniqueNamespace('bad');
+    const error = await boot(namespace, [BadJob]).catch((e: unknown) => e);
+    expect(error).toBeInstanceOf(JobConfigurationError);
+    expect(error).toMatchObject({ jobName: 'bad', field: 'cron' });
+    const zk = await startRegistry({ namespace });
+    closers.push(() => zk.close());
+    expect(await zk.getChildren('/')).toEqual([]);
+  });
+
+  it('rejects two methods declaring the same jobName', async () => {
+    @Injectable()
+    class A {
+      @ShardedJob({ jobName: 'twin', cron: '* * * * * *', shardingTotalCount: 1 })
+      run(): void {}
+    }
+    @Injectable()
+    class B {
+      @ShardedJob({ jobName: 'twin', cron: '* * * * * *', shardingTotalCount: 1 })
+      run(): void {}
+    }
+    const error = await boot(uniqueNamespace('twin'), [A, B]).catch((e: unknown) => e);
+    expect(error).toBeInstanceOf(JobConfigurationError);
+    expect((error as Error).message).toMatch(/Job 'twin'.*'jobName'.*declared twice, on A\.run and on B\.run/);
+  });
+
+  it('rejects bad module options naming the field', async () => {
+    @Injectable()
+    class J {
+      @ShardedJob({ jobName: 'j', cron: '* * * * * *', shardingTotalCount: 1 })
+      run(): void {}
+    }
+    @Module({ imports: [ElasticJobModule.forRoot({ zookeeper: { serverLists: 'not a list', namespace: 'x' } })], providers: [J] })
+    class AppModule {}
+    const moduleRef = await Test.createTestingModule({ imports: [AppModule] }).compile();
+    const error = await moduleRef.init().catch((e: unknown) => e);
+    expect(error).toBeInstanceOf(JobConfigurationError);
+    expect(error).toMatchObject({ field: 'zookeeper.serverLists' });
+    await moduleRef.close();
+  });
+
+  it('forRootAsync with useFactory and inject', async () => {
+    const namespace = uniqueNamespace('async');
+    const OPTIONS = 'ZK_OPTIONS';
+    @Module({ providers: [{ provide: OPTIONS, useValue: zkOptions(namespace) }], exports: [OPTIONS] })
+    class ConfigModule {}
+    @Module({
+      imports: [ElasticJobModule.forRootAsync({ imports: [ConfigModule], inject: [OPTIONS], useFactory: (o: ReturnType<typeof zkOptions>) => o })],
+      providers: [EverySecondJobs],
+    })
+    class AppModule {}
+    const moduleRef = await Test.createTestingModule({ imports: [AppModule] }).compile();
+    await moduleRef.init();
+    closers.push(() => moduleRef.close());
+    const status = moduleRef.get(ElasticJobRegistry).getJobStatus('every-second');
+    expect(status.registered).toBe(true);
+  });
+
+  it('keeps the app up when ZooKeeper is unreachable, and registers once it answers', async () => {
+    @Injectable()
+    class J {
+      @ShardedJob({ jobName: 'late', cron: '* * * * * *', shardingTotalCount: 1 })
+      run(): void {}
+    }
+    const { TcpProxy } = await import('../../tools/zookeeper/tcp-proxy.js');
+    const [host, port] = zkConnect().split(',')[0]!.split(':');
+    const proxy = new TcpProxy(Number(port), host);
+    await proxy.start();
+    closers.push(() => proxy.stop());
+    proxy.cut();
+    const namespace = uniqueNamespace('late');
+    @Module({
+      imports: [ElasticJobModule.forRoot({ zookeeper: { serverLists: proxy.connectString, namespace, sessionTimeoutMilliseconds: 4000, connectionTimeoutMilliseconds: 500 } })],
+      providers: [J],
+    })
+    class AppModule {}
+    const moduleRef = await Test.createTestingModule({ imports: [AppModule] }).compile();
+    await moduleRef.init(); // does not throw
+    closers.push(() => moduleRef.close());
+    const registry = moduleRef.get(ElasticJobRegistry);
+    expect(registry.getJobStatus('late').registered).toBe(false);
+    proxy.restore();
+    await eventually(() => registry.getJobStatus('late').registered, (r) => r, 20_000, 'registration after ZooKeeper came back');
+  });
+});
+

@@ -1,0 +1,71 @@
+import { LineProcess } from './line-process.js';
+
+export interface RunEvent {
+  pid: number;
+  event: 'run';
+  item: number;
+  param: string | null;
+  start: number;
+  end: number;
+  aborted: boolean;
+}
+
+export interface ClusterOptions {
+  zkConnect: string;
+  namespace: string;
+  jobName?: string;
+  total?: number;
+  params?: string;
+  cron?: string;
+  sessionTimeoutMs?: number;
+  workMs?: number;
+}
+
+/** One instance of the test app (build/test/fixtures/cluster-app.js), a real OS process. */
+export class ClusterInstance extends LineProcess {
+  constructor(options: ClusterOptions) {
+    super(process.execPath, ['build/test/fixtures/cluster-app.js'], {
+      ...process.env,
+      ZK_CONNECT: options.zkConnect,
+      ZK_NAMESPACE: options.namespace,
+      ZK_SESSION_TIMEOUT_MS: String(options.sessionTimeoutMs ?? 15_000),
+      JOB_NAME: options.jobName ?? 'cluster-job',
+      JOB_TOTAL: String(options.total ?? 6),
+      JOB_PARAMS: options.params ?? '',
+      JOB_CRON: options.cron ?? '* * * * * *',
+      JOB_WORK_MS: String(options.workMs ?? 20),
+    }, process.env.CLUSTER_ECHO === '1');
+  }
+
+  runs(): RunEvent[] {
+    return this.lines
+      .filter((line) => line.startsWith('EVT '))
+      .map((line) => JSON.parse(line.slice(4)) as RunEvent | { event: string })
+      .filter((event): event is RunEvent => event.event === 'run');
+  }
+}
+
+/** Every run of every instance, grouped by the second the item started in (each firing is one second). */
+export function runsBySecond(instances: ClusterInstance[], fromMs: number, toMs: number): Map<number, RunEvent[]> {
+  const buckets = new Map<number, RunEvent[]>();
+  for (const instance of instances) {
+    for (const run of instance.runs()) {
+      if (run.start < fromMs || run.start >= toMs) continue;
+      const second = Math.floor(run.start / 1000);
+      buckets.set(second, [...(buckets.get(second) ?? []), run]);
+    }
+  }
+  return buckets;
+}
+
+/** Resolves once `check()` holds for the runs seen so far (checked on every new output line), bounded. */
+export async function waitForRuns(instances: ClusterInstance[], check: () => boolean, timeoutMs: number, what: string): Promise<void> {
+  const deadline = Date.now() + timeoutMs;
+  while (!check()) {
+    if (Date.now() > deadline) throw new Error(`timed out after ${timeoutMs} ms waiting for ${what}`);
+    // Wake on the next line from any instance (event-driven), at most every 250 ms to re-check the clock.
+    await Promise.race([
+      ...instances.map((i) => i.waitForLine(() => true, 250, i.lines.length).catch(() => new Promise((r) => setTimeout(r, 250)))),
+    ]);
+  }
+}
