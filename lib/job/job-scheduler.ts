@@ -90,12 +90,12 @@ export class JobScheduler {
     this.configService = new ConfigService(this.ctx, definition.config, definition.owner);
     this.servers = new ServerService(this.ctx);
     this.instances = new InstanceService(this.ctx, this.servers);
-    this.leader = new LeaderService(this.ctx, this.servers);
+    this.leader = new LeaderService(this.ctx, this.servers, () => this.instances.isLocalInstanceOnline());
     this.sharding = new ShardingService(this.ctx, this.leader, this.servers, this.instances);
     this.execution = new ExecutionService(this.ctx, this.instances);
     this.executor = new JobExecutor(this.ctx, this.configService, this.sharding, this.execution, definition.handler);
     this.trigger = new CronTrigger(definition.config.cron, definition.config.timeZone, () => this.executor.fire());
-    this.listeners = new JobListeners(this.ctx, this.configService, this.leader, this.servers, this.sharding, (config) =>
+    this.listeners = new JobListeners(this.ctx, this.configService, this.leader, this.servers, this.instances, this.sharding, (config) =>
       this.trigger.reschedule(config.cron, config.timeZone),
     );
   }
@@ -127,17 +127,27 @@ export class JobScheduler {
         if (change.state === 'LOST') this.executor.abortAll('ZooKeeper session lost');
       }),
     );
-    await this.withRetries('registration', async () => {
-      await this.configService.setUp();
-      await this.ctx.storage.cache.start();
-      this.listeners.start();
-      await this.leader.electLeader();
-      await this.servers.persistOnline(!this.configService.load().disabled);
-      await this.instances.persistOnline();
-      await this.ctx.storage.settled();
-      await this.servers.removeOfflineServers();
-      if (this.leader.isLeader()) await this.sharding.setReshardingFlag();
-    });
+    try {
+      await this.withRetries('registration', async () => {
+        await this.configService.setUp();
+        await this.ctx.storage.cache.start();
+        this.listeners.start();
+        await this.leader.electLeader();
+        await this.servers.persistOnline(!this.configService.load().disabled);
+        await this.instances.persistOnline();
+        await this.ctx.storage.settled();
+        await this.servers.removeOfflineServers();
+        if (this.leader.isLeader()) await this.sharding.setReshardingFlag();
+      });
+    } catch (error) {
+      // Half-registered is worse than absent: a leader that never fires would stall its peers.
+      this.state = 'LATENT';
+      this.listeners.stop();
+      for (const unsubscribe of this.unsubscribes.splice(0)) unsubscribe();
+      await this.leader.removeLeader().catch(() => undefined);
+      await this.instances.removeInstance().catch(() => undefined);
+      throw error;
+    }
     if (this.state !== 'REGISTERING') return; // shut down meanwhile
     this.state = 'REGISTERED';
     this.trigger.reschedule(this.configService.load().cron, this.configService.load().timeZone);

@@ -438,13 +438,18 @@ export class ZookeeperRegistryCenter {
     await this.raw<string>((c, cb) => c.mkdirp(this.full(path), this.acls, cb), path);
   }
 
-  /** Creates (with parents) or overwrites a persistent node. */
+  /** Creates (with parents) or overwrites a persistent node; safe against a peer creating it concurrently. */
   async persist(path: string, data: Buffer): Promise<void> {
     try {
       await this.setData(path, data);
     } catch (error) {
       if (registryErrorCode(error) !== 'NO_NODE') throw error;
-      await this.createWithParents(path, data, 'PERSISTENT');
+      try {
+        await this.createWithParents(path, data, 'PERSISTENT');
+      } catch (createError) {
+        if (registryErrorCode(createError) !== 'NODE_EXISTS') throw createError;
+        await this.setData(path, data); // a peer created it between our two calls
+      }
     }
   }
 

@@ -12,6 +12,8 @@ export class LeaderService {
   constructor(
     private readonly ctx: JobContext,
     private readonly servers: ServerService,
+    /** Whether this instance's node is online: only then may it elect itself from a wait. */
+    private readonly isLocalInstanceOnline: () => boolean,
   ) {}
 
   isLeader(): boolean {
@@ -49,7 +51,7 @@ export class LeaderService {
   async isLeaderUntilBlock(timeoutMs = this.ctx.waitTimeoutMs): Promise<boolean> {
     const deadline = Date.now() + timeoutMs;
     while (!this.hasLeader() && this.servers.hasAvailableServers() && Date.now() < deadline) {
-      if (this.servers.isAvailableServer(this.ctx.ip)) await this.electLeader();
+      if (this.servers.isEnableServer(this.ctx.ip) && this.isLocalInstanceOnline()) await this.electLeader();
       else await this.ctx.storage.waitFor(() => this.hasLeader() || !this.servers.hasAvailableServers(), deadline - Date.now());
     }
     return this.isLeader();

@@ -2,6 +2,7 @@ import type { TreeEvent } from '../../registry/tree-cache.js';
 import type { ConfigService } from '../config/config.service.js';
 import type { JobConfiguration } from '../config/job-configuration.js';
 import type { LeaderService } from '../election/leader.service.js';
+import type { InstanceService } from '../instance/instance.service.js';
 import type { JobContext } from '../job-context.js';
 import { SERVER_DISABLED, type ServerService } from '../server/server.service.js';
 import type { ShardingService } from '../sharding/sharding.service.js';
@@ -23,6 +24,7 @@ export class JobListeners {
     private readonly config: ConfigService,
     private readonly leader: LeaderService,
     private readonly servers: ServerService,
+    private readonly instances: InstanceService,
     private readonly sharding: ShardingService,
     private readonly onScheduleChange: (config: JobConfiguration) => void,
   ) {
@@ -41,13 +43,16 @@ export class JobListeners {
 
   private dispatch(event: TreeEvent): void {
     const { paths, ip } = this.ctx;
-    if (event.path === paths.leaderElectionInstance && event.type === 'DELETED' && this.servers.isAvailableServer(ip)) {
+    // Only an instance that is itself online may take part: on a host running several instances the server
+    // (an IP) is available as soon as any of them is.
+    const canLead = this.servers.isEnableServer(ip) && this.instances.isLocalInstanceOnline();
+    if (event.path === paths.leaderElectionInstance && event.type === 'DELETED' && canLead) {
       this.run('leader election', () => this.leader.electLeader());
     }
     const serverIp = paths.serverIpOf(event.path);
     if (serverIp === ip && event.type !== 'DELETED') {
       if (event.data === SERVER_DISABLED && this.leader.isLeader()) this.run('abdication', () => this.leader.removeLeader());
-      else if (event.data !== SERVER_DISABLED && !this.leader.hasLeader()) this.run('leader election', () => this.leader.electLeader());
+      else if (event.data !== SERVER_DISABLED && !this.leader.hasLeader() && canLead) this.run('leader election', () => this.leader.electLeader());
     }
     const membershipChanged = (paths.instanceIdOf(event.path) !== undefined && event.type !== 'UPDATED') || serverIp !== undefined;
     if (membershipChanged && !this.isStaticallySharded()) this.run('resharding flag', () => this.sharding.setReshardingFlag());

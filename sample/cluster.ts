@@ -1,0 +1,108 @@
+/**
+ * The sample cluster: 3 instances of sample/main.ts on one ZooKeeper (a throwaway local one when ZK_CONNECT is
+ * unset). After 12 s one instance is stopped (SIGTERM) and the items move to the two others; a summary of who
+ * ran which item, and the ZooKeeper tree, are printed. `--keep` keeps the cluster running until Ctrl-C.
+ */
+import { spawn, type ChildProcess } from 'node:child_process';
+import { ZookeeperRegistryCenter } from '../lib/registry/zookeeper-registry-center.js';
+import { dumpTree } from '../tools/zookeeper/dump-tree.js';
+import { LocalZookeeper } from '../tools/zookeeper/local-zookeeper.js';
+
+const PHASE_MS = 12_000;
+const names = ['alpha', 'bravo', 'charlie'];
+const colors = ['\u001b[36m', '\u001b[35m', '\u001b[33m'];
+const reset = '\u001b[0m';
+type Sighting = { phase: number; job: string; item: number; instance: string };
+const sightings: Sighting[] = [];
+let phase = 1;
+
+function startInstance(name: string, index: number, zkConnect: string, namespace: string): ChildProcess {
+  const child = spawn(process.execPath, ['build/sample/main.js'], {
+    env: { ...process.env, ZK_CONNECT: zkConnect, ZK_NAMESPACE: namespace, INSTANCE_NAME: name, NO_COLOR: '1' },
+    stdio: ['ignore', 'pipe', 'pipe'],
+  });
+  let buffer = '';
+  const onData = (chunk: Buffer): void => {
+    buffer += chunk.toString('utf8');
+    let nl: number;
+    while ((nl = buffer.indexOf('\n')) >= 0) {
+      const line = buffer.slice(0, nl);
+      buffer = buffer.slice(nl + 1);
+      process.stdout.write(`${colors[index]}${name.padEnd(8)}${reset}| ${line}\n`);
+      const match = /\[(region-report|cache-cleanup)\] item (\d+)/.exec(line);
+      if (match) sightings.push({ phase, job: match[1]!, item: Number(match[2]), instance: name });
+    }
+  };
+  child.stdout?.on('data', onData);
+  child.stderr?.on('data', onData);
+  return child;
+}
+
+function summary(): void {
+  for (const job of ['region-report', 'cache-cleanup']) {
+    process.stdout.write(`\n${job}: which instance ran each item\n`);
+    for (const p of [1, 2]) {
+      const owners = new Map<number, Set<string>>();
+      for (const s of sightings.filter((s) => s.job === job && s.phase === p)) {
+        owners.set(s.item, (owners.get(s.item) ?? new Set()).add(s.instance));
+      }
+      const row = [...owners.entries()].sort(([a], [b]) => a - b).map(([item, who]) => `${item}→${[...who].join('+')}`).join('  ');
+      process.stdout.write(`  ${p === 1 ? 'with alpha, bravo, charlie' : 'after alpha stopped      '}: ${row}\n`);
+    }
+  }
+}
+
+async function main(): Promise<void> {
+  const keep = process.argv.includes('--keep');
+  let zk: LocalZookeeper | undefined;
+  let zkConnect = process.env.ZK_CONNECT;
+  if (!zkConnect) {
+    process.stdout.write('ZK_CONNECT is not set: starting a throwaway ZooKeeper on a free loopback port...\n');
+    zk = await LocalZookeeper.start({ tickTimeMs: 500 });
+    zkConnect = zk.connectString;
+  }
+  const namespace = `elastic-job-sample-${Date.now()}`;
+  process.stdout.write(`ZooKeeper ${zkConnect}, namespace /${namespace}\n\n`);
+  const children = names.map((name, index) => startInstance(name, index, zkConnect!, namespace));
+  const stopAll = async (): Promise<void> => {
+    await Promise.all(
+      children.map(
+        (child) =>
+          new Promise<void>((resolve) => {
+            if (child.exitCode !== null || child.signalCode !== null) return resolve();
+            child.once('exit', () => resolve());
+            child.kill('SIGTERM');
+          }),
+      ),
+    );
+    await zk?.stop();
+  };
+  process.once('SIGINT', () => void stopAll().then(() => process.exit(0)));
+
+  await new Promise((r) => setTimeout(r, PHASE_MS));
+  process.stdout.write(`\n=== stopping alpha (SIGTERM): its items move to bravo and charlie ===\n\n`);
+  const alpha = children[0]!;
+  await new Promise<void>((resolve) => {
+    alpha.once('exit', () => resolve());
+    alpha.kill('SIGTERM');
+  });
+  phase = 2;
+  await new Promise((r) => setTimeout(r, PHASE_MS));
+
+  const registry = new ZookeeperRegistryCenter({ serverLists: zkConnect, namespace });
+  await registry.start();
+  const tree = await dumpTree(registry, '/');
+  await registry.close();
+  summary();
+  process.stdout.write(`\nZooKeeper tree of /${namespace}:\n${tree.join('\n')}\n`);
+  if (keep) {
+    process.stdout.write('\n--keep: cluster keeps running; Ctrl-C to stop.\n');
+    return;
+  }
+  await stopAll();
+}
+
+main().catch((error: unknown) => {
+  process.stderr.write(`${error instanceof Error ? error.message : String(error)}\n`);
+  process.exit(1);
+});
