@@ -1,29 +1,15 @@
 import { afterEach, describe, expect, it } from 'vitest';
-import zookeeper from 'node-zookeeper-client';
 import { ZookeeperRegistryCenter } from '../../lib/registry/zookeeper-registry-center.js';
 import { RegistryError } from '../../lib/errors/elastic-job.errors.js';
 import { TreeCache, type TreeEvent } from '../../lib/registry/tree-cache.js';
 import type { ConnectionStateChange } from '../../lib/registry/registry.types.js';
 import { TcpProxy } from '../../tools/zookeeper/tcp-proxy.js';
-import { eventually, startRegistry, uniqueNamespace, zkConnect } from '../support/zk.js';
+import { eventually, killSession, startRegistry, uniqueNamespace, zkConnect } from '../support/zk.js';
 
 const cleanups: Array<() => Promise<void> | void> = [];
 afterEach(async () => {
   while (cleanups.length) await cleanups.pop()?.();
 });
-
-/** Ends a session from outside, with its id and password (reference/zookeeper.md §4.4). */
-async function killSession(credentials: { sessionId: Buffer; sessionPassword: Buffer }): Promise<void> {
-  const killer = zookeeper.createClient(zkConnect(), { sessionTimeout: 4000, ...credentials } as never);
-  await new Promise<void>((resolve) => {
-    killer.once('connected', () => {
-      killer.close();
-      resolve();
-    });
-    killer.connect();
-  });
-  await new Promise((r) => setTimeout(r, 300));
-}
 
 describe('ZookeeperRegistryCenter on a real server', () => {
   it('creates, reads, lists, transacts and removes with Buffers under the namespace', async () => {

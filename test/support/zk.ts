@@ -1,4 +1,5 @@
 import { randomUUID } from 'node:crypto';
+import zookeeper from 'node-zookeeper-client';
 import { inject } from 'vitest';
 import { ZookeeperRegistryCenter } from '../../lib/registry/zookeeper-registry-center.js';
 import type { ZookeeperConfiguration } from '../../lib/interfaces/module-options.interface.js';
@@ -33,4 +34,17 @@ export async function eventually<T>(probe: () => Promise<T> | T, accept: (value:
     await new Promise((r) => setTimeout(r, 50));
   }
   throw new Error(`timed out after ${timeoutMs} ms waiting for ${label}; last value: ${JSON.stringify(last)}`);
+}
+
+/** Ends a session from outside with its id and password (reference/zookeeper.md §4.4); use with the victim cut off. */
+export async function killSession(credentials: { sessionId: Buffer; sessionPassword: Buffer }, connect = zkConnect()): Promise<void> {
+  const killer = zookeeper.createClient(connect, { sessionTimeout: 4000, ...credentials } as never);
+  await new Promise<void>((resolve) => {
+    killer.once('connected', () => {
+      killer.close();
+      resolve();
+    });
+    killer.connect();
+  });
+  await new Promise((r) => setTimeout(r, 300));
 }

@@ -11,6 +11,11 @@ import { builtInErrorHandler } from './job-error-handlers.js';
 
 export type JobHandler = (context: ShardingContext) => unknown;
 
+function describeFailure(error: unknown): string {
+  if (error instanceof AggregateError) return `${error.message}: ${error.errors.map(describeFailure).join('; ')}`;
+  return error instanceof Error ? (error.stack ?? error.message) : String(error);
+}
+
 /**
  * One firing of one job on this instance (ElasticJob's ElasticJobExecutor, EJ §5.1):
  * suspended → skip and remember the misfire; reshard if necessary; take my items minus disabled; if any still
@@ -49,7 +54,7 @@ export class JobExecutor {
       return;
     }
     this.firing = this.runFiring()
-      .catch((error: unknown) => this.ctx.logger.error(`firing failed: ${error instanceof Error ? (error.stack ?? error.message) : String(error)}`))
+      .catch((error: unknown) => this.ctx.logger.error(`firing failed: ${describeFailure(error)}`))
       .finally(() => {
         this.firing = undefined;
       });

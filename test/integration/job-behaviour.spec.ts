@@ -1,0 +1,290 @@
+import { Injectable, Logger } from '@nestjs/common';
+import type { TestingModule } from '@nestjs/testing';
+import { afterEach, describe, expect, it, vi } from 'vitest';
+import { ElasticJobRegistry, ShardedJob, type JobErrorHandler, type ShardingContext } from '../../lib/index.js';
+import type { ZookeeperRegistryCenter } from '../../lib/registry/zookeeper-registry-center.js';
+import { TcpProxy } from '../../tools/zookeeper/tcp-proxy.js';
+import { appOptions, bootApp } from '../support/app.js';
+import { eventually, killSession, startRegistry, uniqueNamespace, zkConnect } from '../support/zk.js';
+
+const closers: Array<() => Promise<unknown> | void> = [];
+afterEach(async () => {
+  while (closers.length) await closers.pop()?.();
+  vi.restoreAllMocks();
+});
+
+async function boot(namespace: string, providers: Array<new (...args: never[]) => unknown>, overrides = {}): Promise<TestingModule> {
+  const app = await bootApp(appOptions(namespace, overrides), providers);
+  closers.push(() => app.close());
+  return app;
+}
+
+async function observer(namespace: string): Promise<ZookeeperRegistryCenter> {
+  const zk = await startRegistry({ namespace });
+  closers.push(() => zk.close());
+  return zk;
+}
+
+const text = async (zk: ZookeeperRegistryCenter, path: string): Promise<string | undefined> => (await zk.getData(path))?.data.toString('utf8');
+
+// ------------------------------------------------------------------ running markers and misfire
+
+const slowRuns: Array<{ item: number; start: number; end: number; misfireSeen: boolean; running?: string; runningOwner?: string }> = [];
+let slowObserver: ZookeeperRegistryCenter | undefined;
+
+@Injectable()
+class SlowJob {
+  @ShardedJob({ jobName: 'slow', cron: '* * * * * *', shardingTotalCount: 1 })
+  async run(context: ShardingContext): Promise<void> {
+    const start = Date.now();
+    const first = slowRuns.length === 0;
+    let running: string | undefined;
+    let runningOwner: string | undefined;
+    if (first && slowObserver) {
+      const node = await slowObserver.getData('/slow/sharding/0/running');
+      running = node?.data.toString();
+      runningOwner = node?.stat.ephemeralOwner;
+    }
+    // The first run spans two firings; both find the item running and flag one misfire.
+    if (first) await new Promise((r) => setTimeout(r, 2600));
+    const misfireSeen = first && slowObserver ? (await slowObserver.exists('/slow/sharding/0/misfire')) !== undefined : false;
+    slowRuns.push({ item: context.shardingItem, start, end: Date.now(), misfireSeen, running, runningOwner });
+  }
+}
+
+describe('a firing', () => {
+  it('writes an ephemeral running marker with the instance id, flags misfire when the item is still running, and runs it once right after', async () => {
+    const namespace = uniqueNamespace('misfire');
+    slowRuns.length = 0;
+    slowObserver = await observer(namespace);
+    const app = await boot(namespace, [SlowJob]);
+    const instanceId = app.get(ElasticJobRegistry).getJobStatus('slow').instanceId;
+    await eventually(() => slowRuns.length, (n) => n >= 3, 15_000, 'three runs');
+    const [first, second, third] = slowRuns;
+    expect(first!.running).toBe(instanceId);
+    expect(first!.runningOwner).not.toBe('0000000000000000'); // ephemeral (failover off)
+    expect(first!.misfireSeen).toBe(true);
+    // The catch-up starts right after the slow run, not at the next cron instant; only one catch-up.
+    expect(second!.start - first!.end).toBeLessThan(400);
+    expect(third!.start - second!.end).toBeGreaterThan(300);
+    expect(await slowObserver.exists('/slow/sharding/0/misfire')).toBeUndefined();
+    await app.close();
+    closers.splice(closers.length - 1, 1);
+    expect(await slowObserver.exists('/slow/sharding/0/running')).toBeUndefined();
+    slowObserver = undefined;
+  });
+});
+
+// ------------------------------------------------------------------ concurrency and parameters
+
+let inFlight = 0;
+let maxInFlight = 0;
+@Injectable()
+class ConcurrentJob {
+  @ShardedJob({ jobName: 'concurrent', cron: '* * * * * *', shardingTotalCount: 4, monitorExecution: false })
+  async run(): Promise<void> {
+    inFlight++;
+    maxInFlight = Math.max(maxInFlight, inFlight);
+    await new Promise((r) => setTimeout(r, 300));
+    inFlight--;
+  }
+}
+
+describe('items of one firing', () => {
+  it('run concurrently', async () => {
+    maxInFlight = 0;
+    await boot(uniqueNamespace('concurrent'), [ConcurrentJob]);
+    await eventually(() => maxInFlight, (n) => n === 4, 10_000, 'four items in flight at once');
+  });
+});
+
+// ------------------------------------------------------------------ error handlers
+
+const handled: Array<{ jobName: string; message: string; item: number }> = [];
+let throwingCalls = 0;
+const recordingHandler: JobErrorHandler = {
+  type: 'RECORDING',
+  handleException: (jobName, error, context) => {
+    handled.push({ jobName, message: (error as Error).message, item: context.shardingItem });
+    throw new Error('the handler itself failed');
+  },
+};
+
+@Injectable()
+class FailingJobs {
+  @ShardedJob({ jobName: 'fails-custom', cron: '* * * * * *', shardingTotalCount: 2, jobErrorHandlerType: recordingHandler })
+  custom(): void {
+    throw new Error('boom');
+  }
+
+  @ShardedJob({ jobName: 'fails-throw', cron: '* * * * * *', shardingTotalCount: 1, jobErrorHandlerType: 'THROW' })
+  thrown(): void {
+    throwingCalls++;
+    throw new Error('bang');
+  }
+}
+
+@Injectable()
+class LoggedJobs {
+  @ShardedJob({ jobName: 'fails-log', cron: '* * * * * *', shardingTotalCount: 1 })
+  logged(): void {
+    throw new Error('logged failure');
+  }
+
+  @ShardedJob({ jobName: 'fails-ignore', cron: '* * * * * *', shardingTotalCount: 1, jobErrorHandlerType: 'IGNORE' })
+  ignored(): void {
+    throw new Error('ignored failure');
+  }
+}
+
+describe('error handlers', () => {
+  it('call a custom handler per failed item; a handler or THROW that throws never stops the job or the app', async () => {
+    handled.length = 0;
+    throwingCalls = 0;
+    const namespace = uniqueNamespace('errors');
+    const errors = vi.spyOn(Logger.prototype, 'error');
+    await boot(namespace, [FailingJobs]);
+    await eventually(() => handled.filter((h) => h.item === 1).length, (n) => n >= 2, 10_000, 'two firings of item 1 handled');
+    expect(handled[0]).toMatchObject({ jobName: 'fails-custom', message: 'boom' });
+    await eventually(() => throwingCalls, (n) => n >= 2, 10_000, 'THROW job firing again');
+    const messages = errors.mock.calls.map((call) => String(call[0]));
+    expect(messages.some((m) => m.includes('firing failed') && m.includes("Job 'fails-throw': sharding item 0 failed: bang"))).toBe(true);
+    expect(messages.some((m) => m.includes('the handler itself failed'))).toBe(true);
+  });
+
+  it('LOG logs the error with the job name; IGNORE stays silent', async () => {
+    const errors = vi.spyOn(Logger.prototype, 'error');
+    await boot(uniqueNamespace('log'), [LoggedJobs]);
+    await eventually(() => errors.mock.calls.map((c) => String(c[0])), (m) => m.some((x) => x.includes("Job 'fails-log' item 0 failed: Error: logged failure")), 10_000, 'LOG output');
+    await new Promise((r) => setTimeout(r, 1500));
+    expect(errors.mock.calls.map((c) => String(c[0])).some((m) => m.includes('ignored failure'))).toBe(false);
+  });
+});
+
+// ------------------------------------------------------------------ signal at shutdown
+
+let signalAborted: boolean | undefined;
+let signalStarted = false;
+@Injectable()
+class StubbornJob {
+  @ShardedJob({ jobName: 'stubborn', cron: '* * * * * *', shardingTotalCount: 1 })
+  async run(context: ShardingContext): Promise<void> {
+    signalStarted = true;
+    await new Promise<void>((resolve) => context.signal.addEventListener('abort', () => resolve(), { once: true }));
+    signalAborted = context.signal.aborted;
+  }
+}
+
+describe('shutdown', () => {
+  it('waits for running items up to shutdownTimeoutMilliseconds, then aborts their signal and still deregisters', async () => {
+    signalAborted = undefined;
+    signalStarted = false;
+    const namespace = uniqueNamespace('stubborn');
+    const zk = await observer(namespace);
+    const app = await bootApp(appOptions(namespace, { shutdownTimeoutMilliseconds: 800 }), [StubbornJob]);
+    const instanceId = app.get(ElasticJobRegistry).getJobStatus('stubborn').instanceId;
+    await eventually(() => signalStarted, (s) => s, 10_000, 'the item to start');
+    const started = Date.now();
+    await app.close();
+    expect(Date.now() - started).toBeGreaterThanOrEqual(700);
+    expect(signalAborted).toBe(true);
+    expect(await zk.exists(`/stubborn/instances/${instanceId}`)).toBeUndefined();
+    expect(await zk.exists('/stubborn/sharding/0/running')).toBeUndefined();
+  });
+});
+
+// ------------------------------------------------------------------ cluster changes seen by the leader
+
+const shardingRuns: number[] = [];
+@Injectable()
+class ReshardJob {
+  @ShardedJob({ jobName: 'reshard', cron: '* * * * * *', shardingTotalCount: 4 })
+  run(context: ShardingContext): void {
+    shardingRuns.push(context.shardingItem);
+  }
+}
+
+describe('cluster changes', () => {
+  it('reshards when an instance joins or leaves, re-elects when the leader node disappears', async () => {
+    const namespace = uniqueNamespace('reshard');
+    const zk = await observer(namespace);
+    const app = await boot(namespace, [ReshardJob]);
+    const registry = app.get(ElasticJobRegistry);
+    const me = registry.getJobStatus('reshard').instanceId;
+    await eventually(() => registry.getJobStatus('reshard').shardingItems, (items) => items.length === 4, 10_000, 'all items mine');
+
+    // A peer joins (a live ephemeral instance node of another IP, as a Java instance would write it).
+    const peer = '10.9.9.9@-@4242';
+    await zk.persist('/reshard/servers/10.9.9.9', Buffer.from('ENABLED'));
+    await zk.createWithParents(`/reshard/instances/${peer}`, Buffer.from(`jobInstanceId: ${peer}\nserverIp: 10.9.9.9\n`), 'EPHEMERAL');
+    await eventually(() => registry.getJobStatus('reshard').shardingItems.length, (n) => n === 2, 10_000, 'half the items after the peer joined');
+    const peerItems = [];
+    for (const item of [0, 1, 2, 3]) if ((await text(zk, `/reshard/sharding/${item}/instance`)) === peer) peerItems.push(item);
+    expect(peerItems).toHaveLength(2);
+
+    // The peer leaves: everything comes back.
+    await zk.remove(`/reshard/instances/${peer}`);
+    await eventually(() => registry.getJobStatus('reshard').shardingItems, (items) => items.length === 4, 10_000, 'all items back');
+
+    // The leader node vanishes (an operator, or a crashed leader's session): a new election takes place.
+    expect(await text(zk, '/reshard/leader/election/instance')).toBe(me);
+    await zk.remove('/reshard/leader/election/instance');
+    await eventually(() => text(zk, '/reshard/leader/election/instance'), (id) => id === me, 10_000, 're-election');
+  });
+
+  it("adopts the configuration stored in ZooKeeper when overwrite is false (operators' changes win)", async () => {
+    const namespace = uniqueNamespace('adopt');
+    const zk = await observer(namespace);
+    await zk.createWithParents('/reshard', Buffer.from('ReshardJob.run'), 'PERSISTENT');
+    await zk.create('/reshard/config', Buffer.from('cron: 0/1 * * * * ?\njobName: reshard\nmonitorExecution: true\nshardingItemParameters: 0=x\nshardingTotalCount: 2\n'));
+    shardingRuns.length = 0;
+    const app = await boot(namespace, [ReshardJob]);
+    await eventually(() => app.get(ElasticJobRegistry).getJobStatus('reshard').shardingItems, (items) => items.length === 2, 10_000, 'two items');
+    await eventually(() => shardingRuns.length, (n) => n >= 4, 10_000, 'runs');
+    expect(new Set(shardingRuns)).toEqual(new Set([0, 1]));
+    expect(await text(zk, '/reshard/config')).toContain('shardingTotalCount: 2');
+  });
+});
+
+// ------------------------------------------------------------------ session expiry
+
+let expiryRuns = 0;
+@Injectable()
+class ExpiryJob {
+  @ShardedJob({ jobName: 'expiry', cron: '* * * * * *', shardingTotalCount: 2 })
+  run(): void {
+    expiryRuns++;
+  }
+}
+
+describe('session expiry', () => {
+  it('re-registers the instance and leader on a new session and keeps firing, without shutting the job down', async () => {
+    const [host, port] = zkConnect().split(',')[0]!.split(':');
+    const proxy = new TcpProxy(Number(port), host);
+    await proxy.start();
+    closers.push(() => proxy.stop());
+    const namespace = uniqueNamespace('expiry');
+    const zk = await observer(namespace);
+    const app = await boot(namespace, [ExpiryJob], {
+      zookeeper: { serverLists: proxy.connectString, namespace, sessionTimeoutMilliseconds: 4000 },
+    });
+    const registry = app.get(ElasticJobRegistry);
+    const me = registry.getJobStatus('expiry').instanceId;
+    await eventually(() => expiryRuns, (n) => n >= 2, 10_000, 'runs before expiry');
+    const before = (await zk.getData(`/expiry/instances/${me}`))!.stat.ephemeralOwner;
+    const { registryCenter } = (app as unknown as { get: (t: unknown) => { registryCenter: ZookeeperRegistryCenter } }).get(
+      (await import('../../lib/elastic-job.orchestrator.js')).ElasticJobOrchestrator,
+    );
+    const credentials = registryCenter.getSessionCredentials()!;
+    proxy.cut();
+    await killSession(credentials);
+    await eventually(() => zk.exists(`/expiry/instances/${me}`), (s) => s === undefined, 10_000, 'instance node gone with the session');
+    proxy.restore();
+    const after = await eventually(() => zk.getData(`/expiry/instances/${me}`), (d) => d !== undefined, 20_000, 'instance node back');
+    expect(after!.stat.ephemeralOwner).not.toBe(before);
+    await eventually(() => text(zk, '/expiry/leader/election/instance'), (id) => id === me, 10_000, 'leader again');
+    const runsAfter = expiryRuns;
+    await eventually(() => expiryRuns, (n) => n >= runsAfter + 2, 10_000, 'firing again');
+    expect(registry.getJobStatus('expiry').registered).toBe(true);
+  });
+});
