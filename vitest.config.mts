@@ -12,6 +12,6 @@ export default defineConfig({
     // Two cores: cluster tests spawn several Node processes each; run files one or two at a time.
     maxWorkers: 2,
     sequence: { hooks: 'stack' },
-    reporters: ['default'],
+    reporters: ['default', './test/support/summary-reporter.ts'],
   },
 });
