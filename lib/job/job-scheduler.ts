@@ -47,6 +47,8 @@ export interface JobStatus {
   shardingItems: number[];
   /** Items running on this instance right now. */
   runningItems: number[];
+  /** A firing (with its misfire catch-up runs) is in progress on this instance. */
+  firing: boolean;
   nextFireTime: Date | undefined;
 }
 
@@ -206,6 +208,7 @@ export class JobScheduler {
       isLeader: registered && this.leader.isLeader(),
       shardingItems: registered ? this.sharding.getShardingItems(this.ctx.instanceId, this.configService.load().shardingTotalCount) : [],
       runningItems: this.executor.runningItems(),
+      firing: this.executor.isFiring,
       nextFireTime: this.trigger.isRunning ? this.trigger.nextFireTime() : undefined,
     };
   }

@@ -29,47 +29,57 @@ const text = async (zk: ZookeeperRegistryCenter, path: string): Promise<string |
 
 // ------------------------------------------------------------------ running markers and misfire
 
-const slowRuns: Array<{ item: number; start: number; end: number; misfireSeen: boolean; running?: string; runningOwner?: string }> = [];
+const slowRuns: Array<{ start: number; running?: string; runningOwner?: string; misfireSeen?: boolean }> = [];
 let slowObserver: ZookeeperRegistryCenter | undefined;
+let releaseFirstRun: (() => void) | undefined;
+let firstRunStarted: ((at: number) => void) | undefined;
+
+// Five cron instants, one second apart, starting 2 s from now; then nothing for almost a minute.
+const firstSecond = (Math.floor(Date.now() / 1000) + 3) % 60;
+const slowSeconds = [0, 1, 2, 3, 4].map((k) => (firstSecond + k) % 60);
 
 @Injectable()
 class SlowJob {
-  @ShardedJob({ jobName: 'slow', cron: '* * * * * *', shardingTotalCount: 1 })
-  async run(context: ShardingContext): Promise<void> {
+  @ShardedJob({ jobName: 'slow', cron: `${slowSeconds.join(',')} * * * * *`, shardingTotalCount: 1 })
+  async run(): Promise<void> {
     const start = Date.now();
-    const first = slowRuns.length === 0;
-    let running: string | undefined;
-    let runningOwner: string | undefined;
-    if (first && slowObserver) {
-      const node = await slowObserver.getData('/slow/sharding/0/running');
-      running = node?.data.toString();
-      runningOwner = node?.stat.ephemeralOwner;
+    if (slowRuns.length === 0) {
+      const node = await slowObserver?.getData('/slow/sharding/0/running');
+      slowRuns.push({ start, running: node?.data.toString(), runningOwner: node?.stat.ephemeralOwner });
+      firstRunStarted?.(start);
+      // Held until every remaining instant has fired and found the item still running.
+      await new Promise<void>((resolve) => (releaseFirstRun = resolve));
+      slowRuns[0]!.misfireSeen = (await slowObserver?.exists('/slow/sharding/0/misfire')) !== undefined;
+      return;
     }
-    // The first run spans two firings; both find the item running and flag one misfire.
-    if (first) await new Promise((r) => setTimeout(r, 2600));
-    const misfireSeen = first && slowObserver ? (await slowObserver.exists('/slow/sharding/0/misfire')) !== undefined : false;
-    slowRuns.push({ item: context.shardingItem, start, end: Date.now(), misfireSeen, running, runningOwner });
+    slowRuns.push({ start });
   }
 }
 
 describe('a firing', () => {
-  it('writes an ephemeral running marker with the instance id, flags misfire when the item is still running, and runs it once right after', async () => {
+  it('writes an ephemeral running marker with the instance id, flags misfire when the item is still running, and runs it once after', async () => {
     const namespace = uniqueNamespace('misfire');
     slowRuns.length = 0;
     slowObserver = await observer(namespace);
+    const started = new Promise<number>((resolve) => (firstRunStarted = resolve));
+    const overlaps = vi.spyOn(Logger.prototype, 'log');
     const app = await boot(namespace, [SlowJob]);
-    const instanceId = app.get(ElasticJobRegistry).getJobStatus('slow').instanceId;
-    await eventually(() => slowRuns.length, (n) => n >= 3, 15_000, 'three runs');
-    const [first, second, third] = slowRuns;
-    expect(first!.running).toBe(instanceId);
-    expect(first!.runningOwner).not.toBe('0000000000000000'); // ephemeral (failover off)
-    expect(first!.misfireSeen).toBe(true);
-    // The catch-up starts right after the slow run, not at the next cron instant; only one catch-up.
-    expect(second!.start - first!.end).toBeLessThan(400);
-    expect(third!.start - second!.end).toBeGreaterThan(300);
+    const registry = app.get(ElasticJobRegistry);
+    const instanceId = registry.getJobStatus('slow').instanceId;
+    const firstStart = await started;
+    const remaining = slowSeconds.filter((_, k) => k > slowSeconds.indexOf(new Date(firstStart).getUTCSeconds())).length;
+    expect(remaining).toBeGreaterThan(0);
+    const overlapCount = (): number => overlaps.mock.calls.filter((c) => String(c[0]).includes('still running: this one is a misfire')).length;
+    await eventually(overlapCount, (n) => n === remaining, 15_000, `${remaining} firings overlapping the slow run`);
+    expect(await slowObserver.exists('/slow/sharding/0/misfire')).toBeDefined();
+    releaseFirstRun?.();
+    // Several missed firings collapse into one catch-up run, right after; then the firing is over.
+    await eventually(() => [slowRuns.length, registry.getJobStatus('slow').firing] as const, ([n, firing]) => n >= 2 && !firing, 10_000, 'the catch-up run');
+    expect(slowRuns).toHaveLength(2);
+    expect(slowRuns[0]!.running).toBe(instanceId);
+    expect(slowRuns[0]!.runningOwner).not.toBe('0000000000000000'); // ephemeral: failover is off
+    expect(slowRuns[0]!.misfireSeen).toBe(true);
     expect(await slowObserver.exists('/slow/sharding/0/misfire')).toBeUndefined();
-    await app.close();
-    closers.splice(closers.length - 1, 1);
     expect(await slowObserver.exists('/slow/sharding/0/running')).toBeUndefined();
     slowObserver = undefined;
   });

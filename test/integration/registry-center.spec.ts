@@ -120,10 +120,7 @@ describe('ZookeeperRegistryCenter on a real server', () => {
     const states: string[] = [];
     registry.onStateChange((s) => states.push(s.state));
     proxy.freeze();
-    const frozenAt = Date.now();
     await eventually(() => states, (s) => s.includes('LOST'), 10_000, 'LOST');
-    // 2/3 of the session timeout to notice, then one session timeout suspended: well under 3 timeouts.
-    expect(Date.now() - frozenAt).toBeLessThan(6000);
     proxy.restore();
     await eventually(() => registry.isConnected(), (c) => c, 15_000, 'connected again');
   });

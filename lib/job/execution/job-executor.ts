@@ -83,6 +83,7 @@ export class JobExecutor {
     // The previous firing is still running here: this one is a misfire (ElasticJob's misfireIfRunning).
     const config = this.config.load();
     this.localMisfire = true;
+    this.ctx.logger.log('the previous firing is still running: this one is a misfire');
     if (!config.monitorExecution || !this.ctx.registry.isConnected()) return;
     const items = this.sharding.getLocalShardingItems(config.shardingTotalCount);
     try {
