@@ -14,9 +14,21 @@ export class ElasticJobRegistry {
 
   /** Registration, leadership, assigned and running items of a job on this instance. */
   getJobStatus(jobName: string): JobStatus {
+    return this.scheduler(jobName).status();
+  }
+
+  /**
+   * Fires the job now on every live instance of the cluster (ElasticJob's trigger: one `trigger/{instanceId}` node
+   * each). An instance whose firing is running runs once more after it. Resolves with the number of instances.
+   */
+  trigger(jobName: string): Promise<number> {
+    return this.scheduler(jobName).triggerAllInstances();
+  }
+
+  private scheduler(jobName: string) {
     const scheduler = this.orchestrator.jobs.get(jobName);
     if (!scheduler) throw new ElasticJobError(`No sharded job named '${jobName}' on this instance; known: ${this.getJobNames().join(', ') || 'none'}`);
-    return scheduler.status();
+    return scheduler;
   }
 
   /** Whether the ZooKeeper session is connected right now. */

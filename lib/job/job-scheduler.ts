@@ -99,6 +99,7 @@ export class JobScheduler {
     this.trigger = new CronTrigger(definition.config.cron, definition.config.timeZone, () => this.executor.fire());
     this.listeners = new JobListeners(this.ctx, this.configService, this.leader, this.servers, this.instances, this.sharding, (config) =>
       this.trigger.reschedule(config.cron, config.timeZone),
+      () => this.executor.trigger(),
     );
   }
 
@@ -197,6 +198,14 @@ export class JobScheduler {
     }
     this.ctx.storage.cache.close();
     this.ctx.logger.log('shut down');
+  }
+
+  /** ElasticJob's JobOperateAPI.trigger: one `trigger/{id}` node per live instance; each fires once, now. */
+  async triggerAllInstances(): Promise<number> {
+    const { storage, paths, registry } = this.ctx;
+    const instances = (await registry.getChildren(paths.instances)) ?? [];
+    await Promise.all(instances.map((id) => storage.createIfNeeded(paths.trigger(id))));
+    return instances.length;
   }
 
   status(): JobStatus {

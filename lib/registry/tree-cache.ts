@@ -22,6 +22,11 @@ interface Pending {
   children: boolean;
 }
 
+interface Inflight extends Pending {
+  /** Which wave of reads this refresh belongs to: see settled(). */
+  epoch: number;
+}
+
 /**
  * A local mirror of one subtree, kept up to date with one-shot watches (TreeCache-style; node-zookeeper-client
  * cannot do ZooKeeper 3.6's persistent recursive watches, reference/zookeeper.md §2.6), exposing what
@@ -35,8 +40,11 @@ export class TreeCache {
   private readonly logger: Logger;
   private readonly nodes = new Map<string, CachedNode>();
   private readonly listeners = new Set<(event: TreeEvent) => void>();
-  private readonly inflight = new Map<string, Pending>();
-  private outstanding = 0;
+  private readonly inflight = new Map<string, Inflight>();
+  /** Refreshes in flight per epoch. A watch event, a start or a reconnect opens a new epoch; reads it sets off
+   * (children discovered on the way) stay in its epoch. */
+  private readonly outstandingByEpoch = new Map<number, number>();
+  private epoch = 0;
   private readonly settleWaiters = new Set<() => void>();
   private started = false;
   private closed = false;
@@ -56,7 +64,7 @@ export class TreeCache {
     if (this.started) return;
     this.started = true;
     this.unsubscribe = this.registry.onStateChange((change) => this.onConnectionState(change));
-    this.refresh(this.root, { data: true, children: true });
+    this.refresh(this.root, { data: true, children: true }, ++this.epoch);
     await this.settled();
   }
 
@@ -74,18 +82,35 @@ export class TreeCache {
     return () => this.listeners.delete(listener);
   }
 
-  /** Resolves when no read is outstanding: everything watched so far is reflected in the cache. */
+  /**
+   * Resolves when every read set off by an event received so far has landed (with the reads those set off in
+   * turn), so the cache reflects at least what ZooKeeper had told us at the call. Reads set off by later events
+   * are not waited for: under steady churn the cache is never idle, and this must not wait for it to be.
+   */
   settled(timeoutMs = 30_000): Promise<void> {
-    if (this.outstanding === 0 || this.closed) return Promise.resolve();
+    const upTo = this.epoch;
+    const pending = (): boolean => !this.closed && [...this.outstandingByEpoch.keys()].some((epoch) => epoch <= upTo);
+    if (!pending()) return Promise.resolve();
     return new Promise((resolve) => {
       const wake = (): void => {
+        if (pending()) return;
         clearTimeout(timer);
         this.settleWaiters.delete(wake);
         resolve();
       };
-      const timer = setTimeout(wake, timeoutMs);
+      const timer = setTimeout(() => {
+        this.settleWaiters.delete(wake);
+        this.logger.warn(`reads still outstanding after ${timeoutMs} ms; going on with what the cache has`);
+        resolve();
+      }, timeoutMs);
       this.settleWaiters.add(wake);
     });
+  }
+
+  private count(epoch: number, delta: number): void {
+    const next = (this.outstandingByEpoch.get(epoch) ?? 0) + delta;
+    if (next === 0) this.outstandingByEpoch.delete(epoch);
+    else this.outstandingByEpoch.set(epoch, next);
   }
 
   has(path: string): boolean {
@@ -109,13 +134,14 @@ export class TreeCache {
 
   private onWatch(event: WatchEvent): void {
     if (this.closed || !(event.path === this.root || event.path.startsWith(`${this.root}/`))) return;
+    const epoch = ++this.epoch;
     if (event.type === 'NODE_DELETED') {
       this.removeSubtree(event.path);
-      if (event.path === this.root) this.refresh(this.root, { data: true, children: true });
+      if (event.path === this.root) this.refresh(this.root, { data: true, children: true }, epoch);
     } else if (event.type === 'NODE_CHILDREN_CHANGED') {
-      this.refresh(event.path, { data: false, children: true });
+      this.refresh(event.path, { data: false, children: true }, epoch);
     } else {
-      this.refresh(event.path, { data: true, children: event.type === 'NODE_CREATED' });
+      this.refresh(event.path, { data: true, children: event.type === 'NODE_CREATED' }, epoch);
     }
   }
 
@@ -124,29 +150,36 @@ export class TreeCache {
     // Watches may have been lost (new session) or events missed: re-read everything we know.
     const known = [...this.nodes.keys()];
     if (known.length === 0) known.push(this.root);
-    for (const path of known) this.refresh(path, { data: true, children: true });
+    const epoch = ++this.epoch;
+    for (const path of known) this.refresh(path, { data: true, children: true }, epoch);
   }
 
   /** Serialized per path: a refresh asked for while one runs is merged into one more pass. */
-  private refresh(path: string, what: Pending): void {
+  private refresh(path: string, what: Pending, epoch: number): void {
     if (this.closed) return;
     const running = this.inflight.get(path);
     if (running) {
       running.data ||= what.data;
       running.children ||= what.children;
+      if (epoch < running.epoch) {
+        // An older wave now depends on this refresh too.
+        this.count(running.epoch, -1);
+        this.count(epoch, 1);
+        running.epoch = epoch;
+      }
       return;
     }
-    const pending: Pending = { ...what };
+    const pending: Inflight = { ...what, epoch };
     this.inflight.set(path, pending);
-    this.outstanding++;
+    this.count(epoch, 1);
     void this.runRefresh(path, pending).finally(() => {
       this.inflight.delete(path);
-      this.outstanding--;
-      if (this.outstanding === 0) for (const wake of [...this.settleWaiters]) wake();
+      this.count(pending.epoch, -1);
+      for (const wake of [...this.settleWaiters]) wake();
     });
   }
 
-  private async runRefresh(path: string, pending: Pending): Promise<void> {
+  private async runRefresh(path: string, pending: Inflight): Promise<void> {
     try {
       while (!this.closed && (pending.data || pending.children)) {
         const readData = pending.data || !this.nodes.has(path);
@@ -187,7 +220,7 @@ export class TreeCache {
           for (const child of children) {
             if (!cached.children.has(child)) {
               cached.children.add(child);
-              this.refresh(`${path}/${child}`, { data: true, children: true });
+              this.refresh(`${path}/${child}`, { data: true, children: true }, pending.epoch);
             }
           }
         }

@@ -298,3 +298,41 @@ describe('session expiry', () => {
     expect(registry.getJobStatus('expiry').registered).toBe(true);
   });
 });
+
+// ------------------------------------------------------------------ manual trigger
+
+const triggeredRuns: number[] = [];
+let holdTriggered: Promise<void> | undefined;
+@Injectable()
+class TriggeredJob {
+  @ShardedJob({ jobName: 'triggered', cron: '0 0 0 1 1 *', shardingTotalCount: 2 }) // once a year: only triggers fire it
+  async run(context: ShardingContext): Promise<void> {
+    triggeredRuns.push(context.shardingItem);
+    await holdTriggered;
+  }
+}
+
+describe('manual trigger', () => {
+  it('fires every item now through trigger/{instanceId}, consumes the node, and queues a trigger that arrives mid-firing once', async () => {
+    triggeredRuns.length = 0;
+    const namespace = uniqueNamespace('trigger');
+    const zk = await observer(namespace);
+    const app = await boot(namespace, [TriggeredJob]);
+    const registry = app.get(ElasticJobRegistry);
+    const me = registry.getJobStatus('triggered').instanceId;
+    let release!: () => void;
+    holdTriggered = new Promise<void>((resolve) => (release = resolve));
+    expect(await registry.trigger('triggered')).toBe(1);
+    await eventually(() => triggeredRuns.length, (n) => n === 2, 10_000, 'both items triggered');
+    await eventually(() => zk.exists(`/triggered/trigger/${me}`), (s) => s === undefined, 10_000, 'trigger node consumed');
+    // Two more triggers while the firing holds: queued once, not dropped, not doubled.
+    await registry.trigger('triggered');
+    await eventually(() => zk.exists(`/triggered/trigger/${me}`), (s) => s === undefined, 10_000, 'second trigger consumed');
+    await registry.trigger('triggered');
+    await eventually(() => zk.exists(`/triggered/trigger/${me}`), (s) => s === undefined, 10_000, 'third trigger consumed');
+    holdTriggered = undefined;
+    release();
+    await eventually(() => [triggeredRuns.length, registry.getJobStatus('triggered').firing] as const, ([n, f]) => n >= 4 && !f, 10_000, 'the queued run');
+    expect(triggeredRuns.sort()).toEqual([0, 0, 1, 1]);
+  });
+});

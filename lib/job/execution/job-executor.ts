@@ -28,6 +28,8 @@ export class JobExecutor {
   private firing: Promise<void> | undefined;
   /** A firing missed locally (overlap, no connection) without a ZooKeeper flag to show for it. */
   private localMisfire = false;
+  /** A manual trigger that arrived during a firing: run once more when it ends (ElasticJob drops it). */
+  private pendingTrigger = false;
   private stopped = false;
 
   constructor(
@@ -57,7 +59,23 @@ export class JobExecutor {
       .catch((error: unknown) => this.ctx.logger.error(`firing failed: ${describeFailure(error)}`))
       .finally(() => {
         this.firing = undefined;
+        if (this.pendingTrigger && !this.stopped) {
+          this.pendingTrigger = false;
+          this.fire();
+        }
       });
+  }
+
+  /** A manual trigger (`trigger/{instanceId}`): fire now, or once after the current firing. */
+  trigger(): void {
+    if (this.stopped) return;
+    if (this.firing) {
+      this.pendingTrigger = true;
+      this.ctx.logger.log('triggered while a firing runs: queued, it runs once after');
+      return;
+    }
+    this.ctx.logger.log('triggered');
+    this.fire();
   }
 
   /** Stop starting firings; resolves when the current one is over, or false at `timeoutMs` (then aborts items). */

@@ -12,7 +12,8 @@ import type { ShardingService } from '../sharding/sharding.service.js';
  * - election: re-elect when `leader/election/instance` is deleted, or our server is enabled with no leader;
  *   abdicate when our server is disabled;
  * - sharding: flag resharding when instances join or leave, a server changes, or `shardingTotalCount` changes;
- * - config: reschedule when the cron or time zone changes.
+ * - config: reschedule when the cron or time zone changes;
+ * - trigger: `trigger/{me}` added → consume it and fire now (queued once if a firing runs).
  * Reactions run concurrently (each is single-flight or idempotent) so that none waits behind another.
  */
 export class JobListeners {
@@ -27,6 +28,7 @@ export class JobListeners {
     private readonly instances: InstanceService,
     private readonly sharding: ShardingService,
     private readonly onScheduleChange: (config: JobConfiguration) => void,
+    private readonly onTrigger: () => void,
   ) {
     this.lastConfig = config.load();
   }
@@ -57,6 +59,12 @@ export class JobListeners {
     const membershipChanged = (paths.instanceIdOf(event.path) !== undefined && event.type !== 'UPDATED') || serverIp !== undefined;
     if (membershipChanged && !this.isStaticallySharded()) this.run('resharding flag', () => this.sharding.setReshardingFlag());
     if (event.path === paths.config && event.type !== 'DELETED') this.onConfigChanged();
+    if (event.path === paths.trigger(this.ctx.instanceId) && event.type === 'ADDED') {
+      this.run('manual trigger', async () => {
+        await this.ctx.storage.remove(event.path); // consumed by its target
+        this.onTrigger();
+      });
+    }
   }
 
   private onConfigChanged(): void {
