@@ -6,6 +6,7 @@ import { ConfigService } from './config/config.service.js';
 import type { JobConfiguration } from './config/job-configuration.js';
 import { LeaderService } from './election/leader.service.js';
 import { ExecutionService } from './execution/execution.service.js';
+import { FailoverService } from './failover/failover.service.js';
 import { JobExecutor, type JobHandler } from './execution/job-executor.js';
 import { InstanceService } from './instance/instance.service.js';
 import type { JobContext } from './job-context.js';
@@ -64,6 +65,7 @@ export class JobScheduler {
   private readonly leader: LeaderService;
   private readonly sharding: ShardingService;
   private readonly execution: ExecutionService;
+  private readonly failover: FailoverService;
   private readonly executor: JobExecutor;
   private readonly listeners: JobListeners;
   private readonly trigger: CronTrigger;
@@ -95,12 +97,14 @@ export class JobScheduler {
     this.leader = new LeaderService(this.ctx, this.servers, () => this.instances.isLocalInstanceOnline());
     this.sharding = new ShardingService(this.ctx, this.leader, this.servers, this.instances);
     this.execution = new ExecutionService(this.ctx, this.instances);
-    this.executor = new JobExecutor(this.ctx, this.configService, this.sharding, this.execution, definition.handler);
+    this.failover = new FailoverService(this.ctx, this.servers, this.instances);
+    this.executor = new JobExecutor(this.ctx, this.configService, this.sharding, this.execution, this.failover, definition.handler);
     this.trigger = new CronTrigger(definition.config.cron, definition.config.timeZone, () => this.executor.fire());
-    this.listeners = new JobListeners(this.ctx, this.configService, this.leader, this.servers, this.instances, this.sharding, (config) =>
-      this.trigger.reschedule(config.cron, config.timeZone),
-      () => this.executor.trigger(),
-    );
+    this.listeners = new JobListeners(this.ctx, this.configService, this.leader, this.servers, this.instances, this.sharding, this.failover, this.execution, {
+      onScheduleChange: (config) => this.trigger.reschedule(config.cron, config.timeZone),
+      onTrigger: () => this.executor.trigger(),
+      onFailoverWaiting: () => this.executor.failoverIfNecessary(),
+    });
   }
 
   get jobName(): string {
@@ -141,6 +145,7 @@ export class JobScheduler {
         await this.ctx.storage.settled();
         await this.servers.removeOfflineServers();
         if (this.leader.isLeader()) await this.sharding.setReshardingFlag();
+        if (this.configService.load().failover) await this.failover.recoverLegacyCrashedItems(this.configService.load());
       });
     } catch (error) {
       // Half-registered is worse than absent: a leader that never fires would stall its peers.
@@ -155,6 +160,7 @@ export class JobScheduler {
     this.state = 'REGISTERED';
     this.trigger.reschedule(this.configService.load().cron, this.configService.load().timeZone);
     this.trigger.start();
+    void this.executor.failoverIfNecessary().catch((error: unknown) => this.ctx.logger.warn(`failover claim failed: ${String(error)}`));
     this.ctx.logger.log(`registered as ${this.ctx.instanceId}; next firing ${this.trigger.nextFireTime().toISOString()}`);
   }
 

@@ -8,6 +8,14 @@ export interface RunEvent {
   start: number;
   end: number;
   aborted: boolean;
+  abortedAt: number | null;
+}
+
+export interface StartEvent {
+  pid: number;
+  event: 'start';
+  item: number;
+  start: number;
 }
 
 export interface ClusterOptions {
@@ -19,6 +27,8 @@ export interface ClusterOptions {
   cron?: string;
   sessionTimeoutMs?: number;
   workMs?: number;
+  failover?: boolean;
+  monitorExecution?: boolean;
 }
 
 /** One instance of the test app (build/test/fixtures/cluster-app.js), a real OS process. */
@@ -34,14 +44,21 @@ export class ClusterInstance extends LineProcess {
       JOB_PARAMS: options.params ?? '',
       JOB_CRON: options.cron ?? '* * * * * *',
       JOB_WORK_MS: String(options.workMs ?? 20),
+      JOB_FAILOVER: String(options.failover ?? false),
+      JOB_MONITOR: String(options.monitorExecution ?? true),
     }, process.env.CLUSTER_ECHO === '1');
   }
 
+  private events(): Array<{ event: string }> {
+    return this.lines.filter((line) => line.startsWith('EVT ')).map((line) => JSON.parse(line.slice(4)) as { event: string });
+  }
+
+  starts(): StartEvent[] {
+    return this.events().filter((event): event is StartEvent => event.event === 'start');
+  }
+
   runs(): RunEvent[] {
-    return this.lines
-      .filter((line) => line.startsWith('EVT '))
-      .map((line) => JSON.parse(line.slice(4)) as RunEvent | { event: string })
-      .filter((event): event is RunEvent => event.event === 'run');
+    return this.events().filter((event): event is RunEvent => event.event === 'run');
   }
 }
 

@@ -77,6 +77,12 @@ export class ExecutionService {
     await this.removeMarkers(own);
   }
 
+  /** monitorExecution switched off: every `running` marker goes (ElasticJob's MonitorExecution listener). */
+  async removeAllRunningMarkers(total: number): Promise<void> {
+    const { storage, paths } = this.ctx;
+    await Promise.all(Array.from({ length: total }, (_, item) => (storage.has(paths.running(item)) ? storage.remove(paths.running(item)) : undefined)));
+  }
+
   /** One transaction; if a marker vanished meanwhile, one by one. */
   private async removeMarkers(paths: string[]): Promise<void> {
     if (paths.length === 0) return;

@@ -6,6 +6,7 @@ import type { JobConfiguration } from '../config/job-configuration.js';
 import type { JobContext } from '../job-context.js';
 import { parseShardingItemParameters } from '../sharding/sharding-item-parameters.js';
 import type { ShardingService } from '../sharding/sharding.service.js';
+import type { FailoverService } from '../failover/failover.service.js';
 import type { ExecutionService } from './execution.service.js';
 import { builtInErrorHandler } from './job-error-handlers.js';
 
@@ -37,6 +38,7 @@ export class JobExecutor {
     private readonly config: ConfigService,
     private readonly sharding: ShardingService,
     private readonly execution: ExecutionService,
+    private readonly failover: FailoverService,
     private readonly handler: JobHandler,
   ) {}
 
@@ -118,6 +120,16 @@ export class JobExecutor {
       return;
     }
     let config = this.config.load();
+    if (config.failover) {
+      // ElasticJob: a firing that finds items taken over by this instance runs only those.
+      const taken = this.failover.getLocalFailoverItems(config.shardingTotalCount);
+      if (taken.length > 0) {
+        this.ctx.logger.log(`running taken-over items [${taken.join(',')}]`);
+        await this.execute(taken, config, true);
+        await this.claimFailover(config);
+        return;
+      }
+    }
     await this.sharding.shardingIfNecessary(config);
     config = this.config.load();
     const items = this.localItems(config);
@@ -139,15 +151,33 @@ export class JobExecutor {
       await this.execute(rerun, config);
     }
     if (!config.misfire) this.localMisfire = false;
+    await this.claimFailover(config);
+  }
+
+  /** Idle peers claim crashed items (ElasticJob's failoverIfNecessary); a claim fires right away. */
+  async failoverIfNecessary(): Promise<void> {
+    if (this.stopped || this.firing || this.running.size > 0) return;
+    const config = this.config.load();
+    if (!config.failover) return;
+    if ((await this.failover.claim(() => !this.firing && this.running.size === 0)) !== undefined) this.trigger();
+  }
+
+  private async claimFailover(config: JobConfiguration): Promise<void> {
+    if (this.stopped || !config.failover || !this.ctx.registry.isConnected()) return;
+    // At the end of a firing: the claimed item runs as soon as this firing is over.
+    if ((await this.failover.claim(() => this.running.size === 0)) !== undefined) this.pendingTrigger = true;
   }
 
   private localItems(config: JobConfiguration): number[] {
-    return this.sharding
+    const items = this.sharding
       .getLocalShardingItems(config.shardingTotalCount)
       .filter((item) => !this.ctx.storage.has(this.ctx.paths.disabled(item)));
+    if (!config.failover) return items;
+    const takenOff = new Set(this.failover.getLocalTakeOffItems(items));
+    return items.filter((item) => !takenOff.has(item));
   }
 
-  private async execute(items: number[], config: JobConfiguration): Promise<void> {
+  private async execute(items: number[], config: JobConfiguration, failoverRun = false): Promise<void> {
     if (items.length === 0) return;
     await this.execution.registerJobBegin(items, config);
     const parameters = parseShardingItemParameters(config.shardingItemParameters);
@@ -186,6 +216,11 @@ export class JobExecutor {
       await this.execution.registerJobCompleted(items, config).catch((error: unknown) =>
         this.ctx.logger.warn(`could not remove running markers: ${error instanceof Error ? error.message : String(error)}`),
       );
+      if (failoverRun) {
+        await this.failover.updateFailoverComplete(items).catch((error: unknown) =>
+          this.ctx.logger.warn(`could not remove failover markers: ${error instanceof Error ? error.message : String(error)}`),
+        );
+      }
     }
     if (failures.length > 0) {
       // THROW (or a custom handler that threw): the firing fails; it is logged by fire(), the app goes on.

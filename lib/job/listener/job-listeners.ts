@@ -2,6 +2,8 @@ import type { TreeEvent } from '../../registry/tree-cache.js';
 import type { ConfigService } from '../config/config.service.js';
 import type { JobConfiguration } from '../config/job-configuration.js';
 import type { LeaderService } from '../election/leader.service.js';
+import type { ExecutionService } from '../execution/execution.service.js';
+import type { FailoverService } from '../failover/failover.service.js';
 import type { InstanceService } from '../instance/instance.service.js';
 import type { JobContext } from '../job-context.js';
 import { SERVER_DISABLED, type ServerService } from '../server/server.service.js';
@@ -12,7 +14,9 @@ import type { ShardingService } from '../sharding/sharding.service.js';
  * - election: re-elect when `leader/election/instance` is deleted, or our server is enabled with no leader;
  *   abdicate when our server is disabled;
  * - sharding: flag resharding when instances join or leave, a server changes, or `shardingTotalCount` changes;
- * - config: reschedule when the cron or time zone changes;
+ * - config: reschedule when the cron or time zone changes; drop markers when monitorExecution or failover is
+ *   switched off;
+ * - failover: flag the items a crashed instance was running, and claim them when idle;
  * - trigger: `trigger/{me}` added → consume it and fire now (queued once if a firing runs).
  * Reactions run concurrently (each is single-flight or idempotent) so that none waits behind another.
  */
@@ -27,8 +31,13 @@ export class JobListeners {
     private readonly servers: ServerService,
     private readonly instances: InstanceService,
     private readonly sharding: ShardingService,
-    private readonly onScheduleChange: (config: JobConfiguration) => void,
-    private readonly onTrigger: () => void,
+    private readonly failover: FailoverService,
+    private readonly execution: ExecutionService,
+    private readonly hooks: {
+      onScheduleChange: (config: JobConfiguration) => void;
+      onTrigger: () => void;
+      onFailoverWaiting: () => Promise<void>;
+    },
   ) {
     this.lastConfig = config.load();
   }
@@ -59,10 +68,19 @@ export class JobListeners {
     const membershipChanged = (paths.instanceIdOf(event.path) !== undefined && event.type !== 'UPDATED') || serverIp !== undefined;
     if (membershipChanged && !this.isStaticallySharded()) this.run('resharding flag', () => this.sharding.setReshardingFlag());
     if (event.path === paths.config && event.type !== 'DELETED') this.onConfigChanged();
+    const crashed = paths.instanceIdOf(event.path);
+    if (crashed !== undefined && crashed !== this.ctx.instanceId && event.type === 'DELETED' && this.config.load().failover) {
+      this.run('failover', async () => {
+        if (await this.failover.onInstanceCrashed(crashed, this.config.load())) await this.hooks.onFailoverWaiting();
+      });
+    }
+    if (event.type === 'ADDED' && event.path.startsWith(`${paths.failoverItems}/`) && this.config.load().failover) {
+      this.run('failover', () => this.hooks.onFailoverWaiting());
+    }
     if (event.path === paths.trigger(this.ctx.instanceId) && event.type === 'ADDED') {
       this.run('manual trigger', async () => {
         await this.ctx.storage.remove(event.path); // consumed by its target
-        this.onTrigger();
+        this.hooks.onTrigger();
       });
     }
   }
@@ -75,9 +93,17 @@ export class JobListeners {
       this.ctx.logger.log(`shardingTotalCount changed ${previous.shardingTotalCount} → ${current.shardingTotalCount}: resharding`);
       this.run('resharding flag', () => this.sharding.setReshardingFlag());
     }
+    if (previous.monitorExecution && !current.monitorExecution) {
+      this.ctx.logger.log('monitorExecution switched off: removing running markers');
+      this.run('running marker removal', () => this.execution.removeAllRunningMarkers(current.shardingTotalCount));
+    }
+    if (previous.failover && !current.failover) {
+      this.ctx.logger.log('failover switched off: removing failover markers');
+      this.run('failover marker removal', () => this.failover.removeFailoverInfo(current.shardingTotalCount));
+    }
     if (current.cron !== previous.cron || current.timeZone !== previous.timeZone) {
       this.ctx.logger.log(`cron changed to '${current.cron}'${current.timeZone ? ` (${current.timeZone})` : ''}: rescheduling`);
-      this.onScheduleChange(current);
+      this.hooks.onScheduleChange(current);
     }
   }
 
