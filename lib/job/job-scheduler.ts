@@ -7,6 +7,7 @@ import type { JobConfiguration } from './config/job-configuration.js';
 import { LeaderService } from './election/leader.service.js';
 import { ExecutionService } from './execution/execution.service.js';
 import { FailoverService } from './failover/failover.service.js';
+import { ReconcileService } from './reconcile/reconcile.service.js';
 import { JobExecutor, type JobHandler } from './execution/job-executor.js';
 import { InstanceService } from './instance/instance.service.js';
 import type { JobContext } from './job-context.js';
@@ -34,6 +35,8 @@ export interface JobSchedulerSettings {
   baseSleepTimeMs: number;
   maxSleepTimeMs: number;
   maxRetries: number;
+  /** What a "minute" of `reconcileIntervalMinutes` lasts; 60000 except in tests. */
+  reconcileMinuteMs?: number;
 }
 
 type SchedulerState = 'LATENT' | 'REGISTERING' | 'REGISTERED' | 'SHUTDOWN';
@@ -66,6 +69,7 @@ export class JobScheduler {
   private readonly sharding: ShardingService;
   private readonly execution: ExecutionService;
   private readonly failover: FailoverService;
+  private readonly reconcile: ReconcileService;
   private readonly executor: JobExecutor;
   private readonly listeners: JobListeners;
   private readonly trigger: CronTrigger;
@@ -98,6 +102,7 @@ export class JobScheduler {
     this.sharding = new ShardingService(this.ctx, this.leader, this.servers, this.instances);
     this.execution = new ExecutionService(this.ctx, this.instances);
     this.failover = new FailoverService(this.ctx, this.servers, this.instances);
+    this.reconcile = new ReconcileService(this.ctx, this.configService, this.leader, this.instances, this.sharding, settings.reconcileMinuteMs);
     this.executor = new JobExecutor(this.ctx, this.configService, this.sharding, this.execution, this.failover, definition.handler);
     this.trigger = new CronTrigger(definition.config.cron, definition.config.timeZone, () => this.executor.fire());
     this.listeners = new JobListeners(this.ctx, this.configService, this.leader, this.servers, this.instances, this.sharding, this.failover, this.execution, {
@@ -160,6 +165,7 @@ export class JobScheduler {
     this.state = 'REGISTERED';
     this.trigger.reschedule(this.configService.load().cron, this.configService.load().timeZone);
     this.trigger.start();
+    this.reconcile.start();
     void this.executor.failoverIfNecessary().catch((error: unknown) => this.ctx.logger.warn(`failover claim failed: ${String(error)}`));
     this.ctx.logger.log(`registered as ${this.ctx.instanceId}; next firing ${this.trigger.nextFireTime().toISOString()}`);
   }
@@ -189,6 +195,7 @@ export class JobScheduler {
     const wasRegistered = this.state === 'REGISTERED';
     this.state = 'SHUTDOWN';
     this.trigger.stop();
+    this.reconcile.stop();
     for (const unsubscribe of this.unsubscribes.splice(0)) unsubscribe();
     await this.executor.stop(timeoutMs);
     this.listeners.stop();

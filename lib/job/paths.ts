@@ -17,6 +17,7 @@ export class JobNodePath {
   readonly failoverItems: string;
   readonly failoverLatch: string;
   readonly triggers: string;
+  readonly systemTimeCurrent: string;
 
   constructor(readonly jobName: string) {
     this.root = `/${jobName}`;
@@ -31,6 +32,7 @@ export class JobNodePath {
     this.failoverItems = `${this.root}/leader/failover/items`;
     this.failoverLatch = `${this.root}/leader/failover/latch`;
     this.triggers = `${this.root}/trigger`;
+    this.systemTimeCurrent = `${this.root}/systemTime/current`;
   }
 
   server(ip: string): string {

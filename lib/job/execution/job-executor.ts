@@ -120,6 +120,7 @@ export class JobExecutor {
       return;
     }
     let config = this.config.load();
+    await this.checkClockDifference(config);
     if (config.failover) {
       // ElasticJob: a firing that finds items taken over by this instance runs only those.
       const taken = this.failover.getLocalFailoverItems(config.shardingTotalCount);
@@ -152,6 +153,24 @@ export class JobExecutor {
     }
     if (!config.misfire) this.localMisfire = false;
     await this.claimFailover(config);
+  }
+
+  /**
+   * ElasticJob's maxTimeDiffSeconds: compare our clock with ZooKeeper's (the mtime of a node we just wrote).
+   * Too far apart is logged as an error; the firing goes on, as in ElasticJob. Costs one write and one read.
+   */
+  private async checkClockDifference(config: JobConfiguration): Promise<void> {
+    if (config.maxTimeDiffSeconds < 0) return;
+    const path = this.ctx.paths.systemTimeCurrent;
+    await this.ctx.registry.persist(path, Buffer.alloc(0));
+    const node = await this.ctx.registry.getData(path);
+    if (!node) return;
+    const difference = Math.abs(Date.now() - node.stat.mtime);
+    if (difference > config.maxTimeDiffSeconds * 1000) {
+      this.ctx.logger.error(
+        `this machine's clock is ${difference} ms away from ZooKeeper's, more than maxTimeDiffSeconds (${config.maxTimeDiffSeconds} s): fix its time synchronisation`,
+      );
+    }
   }
 
   /** Idle peers claim crashed items (ElasticJob's failoverIfNecessary); a claim fires right away. */

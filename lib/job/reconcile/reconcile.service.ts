@@ -1,0 +1,60 @@
+import type { ConfigService } from '../config/config.service.js';
+import type { LeaderService } from '../election/leader.service.js';
+import type { InstanceService } from '../instance/instance.service.js';
+import type { JobContext } from '../job-context.js';
+import type { ShardingService } from '../sharding/sharding.service.js';
+
+/**
+ * ElasticJob's ReconcileService: every `reconcileIntervalMinutes` the leader checks that every item is assigned
+ * to a live instance, and flags resharding when one is not (a missed event, an operator's edit). One timer per
+ * job, unref'd; checks read the cache only.
+ */
+export class ReconcileService {
+  private timer: NodeJS.Timeout | undefined;
+  private lastCheck = Date.now();
+
+  constructor(
+    private readonly ctx: JobContext,
+    private readonly config: ConfigService,
+    private readonly leader: LeaderService,
+    private readonly instances: InstanceService,
+    private readonly sharding: ShardingService,
+    /** One "minute" (shortened only by tests of this service). */
+    private readonly minuteMs = 60_000,
+  ) {}
+
+  start(): void {
+    if (this.timer) return;
+    this.lastCheck = Date.now();
+    this.timer = setInterval(() => {
+      void this.check().catch((error: unknown) => this.ctx.logger.warn(`reconcile failed: ${error instanceof Error ? error.message : String(error)}`));
+    }, this.minuteMs);
+    this.timer.unref();
+  }
+
+  stop(): void {
+    clearInterval(this.timer);
+    this.timer = undefined;
+  }
+
+  async check(): Promise<void> {
+    const config = this.config.load();
+    if (config.reconcileIntervalMinutes < 1 || Date.now() - this.lastCheck < config.reconcileIntervalMinutes * this.minuteMs) return;
+    this.lastCheck = Date.now();
+    if (!this.ctx.registry.isConnected() || this.sharding.isNeedSharding() || !this.leader.isLeader()) return;
+    if (config.staticSharding && this.ctx.storage.children(this.ctx.paths.sharding).length > 0) return;
+    const stray = this.itemsWithoutLiveOwner(config.shardingTotalCount);
+    if (stray.length === 0) return;
+    this.ctx.logger.log(`reconcile: items [${stray.join(',')}] have no live owner; resharding at the next firing`);
+    await this.sharding.setReshardingFlag();
+  }
+
+  private itemsWithoutLiveOwner(total: number): number[] {
+    const stray: number[] = [];
+    for (let item = 0; item < total; item++) {
+      const owner = this.ctx.storage.get(this.ctx.paths.shardingInstance(item));
+      if (owner === undefined || !this.instances.isInstanceOnline(owner)) stray.push(item);
+    }
+    return stray;
+  }
+}
