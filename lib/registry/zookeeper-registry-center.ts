@@ -267,11 +267,15 @@ export class ZookeeperRegistryCenter {
     if (!this.connected) return;
     this.connected = false;
     const timeout = this.sessionTimeoutMs;
-    this.logger.warn(`disconnected from ZooKeeper; the session is lost if not back within ${timeout} ms`);
+    // The server expires the session a session timeout after it last heard from us, which is about when we last
+    // heard from it; count from there, not from when we noticed (a silent partition is noticed late). Then we
+    // declare the session lost no later than the server can, and abort running items before a peer can start
+    // them (Curator counts from the disconnect instead: CURATOR-405).
+    const remaining = Math.max(0, this.lastReceivedAt + timeout - Date.now());
+    this.logger.warn(`disconnected from ZooKeeper; the session is lost if not back within ${remaining} ms`);
     this.emitState({ state: 'SUSPENDED', newSession: false });
     clearTimeout(this.lossTimer);
-    // Curator's CURATOR-405: the server may have expired us already; we cannot learn that before reconnecting.
-    this.lossTimer = setTimeout(() => this.onLost(`no connection for a whole session timeout (${timeout} ms)`), timeout);
+    this.lossTimer = setTimeout(() => this.onLost(`no answer from ZooKeeper for a whole session timeout (${timeout} ms)`), remaining);
     this.lossTimer.unref();
   }
 

@@ -53,6 +53,12 @@ export class ClusterInstance extends LineProcess {
     return this.lines.filter((line) => line.startsWith('EVT ')).map((line) => JSON.parse(line.slice(4)) as { event: string });
   }
 
+  /** The `{ip}@-@{pid}` it registered as (from its ready event). */
+  instanceId(): string | undefined {
+    const ready = this.events().find((event) => event.event === 'ready') as { instanceId?: string } | undefined;
+    return ready?.instanceId;
+  }
+
   starts(): StartEvent[] {
     return this.events().filter((event): event is StartEvent => event.event === 'start');
   }

@@ -6,7 +6,7 @@
  * Missing Debian packages are installed when running as root; otherwise the error says what to install.
  */
 import { execFileSync, spawn, type ChildProcess } from 'node:child_process';
-import { existsSync, mkdtempSync, mkdirSync, rmSync, writeFileSync } from 'node:fs';
+import { existsSync, mkdtempSync, mkdirSync, openSync, rmSync, writeFileSync } from 'node:fs';
 import { createConnection, createServer } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -135,7 +135,6 @@ export class LocalZookeeper {
     ].join('\n');
     writeFileSync(join(this.dir, 'zoo.cfg'), cfg);
     const classPath = existsSync(SLF4J_SIMPLE_JAR) ? `${ZOOKEEPER_JAR}:${SLF4J_SIMPLE_JAR}` : ZOOKEEPER_JAR;
-    const { openSync } = await import('node:fs');
     const log = openSync(join(this.dir, 'server.log'), 'a');
     this.process = spawn(
       'java',
@@ -183,6 +182,119 @@ export class LocalZookeeper {
   /** Stops the server and deletes its data dir. */
   async stop(): Promise<void> {
     await this.stopServer();
+    rmSync(this.dir, { recursive: true, force: true });
+  }
+}
+
+/**
+ * A 3-server (or n-server) ensemble on loopback, each member its own JVM (QuorumPeerMain) with its own dir.
+ * For fault tests: stop and start members, find the leader with the `srvr` four-letter word.
+ */
+export class ZookeeperEnsemble {
+  private readonly processes = new Map<number, ChildProcess>();
+
+  private constructor(
+    readonly dir: string,
+    readonly clientPorts: number[],
+    readonly tickTimeMs: number,
+  ) {}
+
+  get connectString(): string {
+    return this.clientPorts.map((port) => `127.0.0.1:${port}`).join(',');
+  }
+
+  static async start(size = 3, tickTimeMs = 200): Promise<ZookeeperEnsemble> {
+    ensureZookeeperInstalled();
+    const dir = mkdtempSync(join(tmpdir(), 'nestjs-elastic-job-ensemble-'));
+    const ports: number[] = [];
+    for (let i = 0; i < size * 3; i++) ports.push(await findFreePort());
+    const clientPorts = ports.slice(0, size);
+    const servers = Array.from({ length: size }, (_, i) => `server.${i + 1}=127.0.0.1:${ports[size + i]}:${ports[2 * size + i]}`);
+    for (let i = 0; i < size; i++) {
+      const memberDir = join(dir, `member-${i + 1}`);
+      mkdirSync(join(memberDir, 'data'), { recursive: true });
+      writeFileSync(join(memberDir, 'data', 'myid'), `${i + 1}\n`);
+      writeFileSync(
+        join(memberDir, 'zoo.cfg'),
+        [
+          `tickTime=${tickTimeMs}`,
+          'initLimit=20',
+          'syncLimit=10',
+          'maxSessionTimeout=60000',
+          `dataDir=${join(memberDir, 'data')}`,
+          `clientPort=${clientPorts[i]}`,
+          'clientPortAddress=127.0.0.1',
+          'admin.enableServer=false',
+          '4lw.commands.whitelist=ruok,srvr,stat,mntr',
+          'maxClientCnxns=0',
+          ...servers,
+          '',
+        ].join('\n'),
+      );
+    }
+    const ensemble = new ZookeeperEnsemble(dir, clientPorts, tickTimeMs);
+    for (let member = 1; member <= size; member++) ensemble.launch(member);
+    await ensemble.waitForQuorum();
+    return ensemble;
+  }
+
+  private launch(member: number): void {
+    const memberDir = join(this.dir, `member-${member}`);
+    const log = openSync(join(memberDir, 'server.log'), 'a');
+    const classPath = existsSync(SLF4J_SIMPLE_JAR) ? `${ZOOKEEPER_JAR}:${SLF4J_SIMPLE_JAR}` : ZOOKEEPER_JAR;
+    const child = spawn(
+      'java',
+      ['-Xmx128m', '-XX:+UseSerialGC', '-XX:TieredStopAtLevel=1', '-cp', classPath, 'org.apache.zookeeper.server.quorum.QuorumPeerMain', join(memberDir, 'zoo.cfg')],
+      { stdio: ['ignore', log, log] },
+    );
+    this.processes.set(member, child);
+  }
+
+  /** Resolves once a majority of the members serve clients (`srvr` answers with a Mode). */
+  async waitForQuorum(timeoutMs = 60_000): Promise<void> {
+    const deadline = Date.now() + timeoutMs;
+    while (Date.now() < deadline) {
+      const modes = await this.modes();
+      const serving = [...modes.values()].filter((mode) => mode === 'leader' || mode === 'follower').length;
+      if (modes.size > 0 && [...modes.values()].includes('leader') && serving > this.clientPorts.length / 2) return;
+      await new Promise((r) => setTimeout(r, 200));
+    }
+    throw new Error(`the ensemble formed no quorum within ${timeoutMs} ms; logs in ${this.dir}`);
+  }
+
+  /** member number → 'leader' | 'follower' | 'standalone' | '' (down or not serving). */
+  async modes(): Promise<Map<number, string>> {
+    const modes = new Map<number, string>();
+    await Promise.all(
+      this.clientPorts.map(async (port, index) => {
+        const answer = await fourLetterWord('127.0.0.1', port, 'srvr', 1000);
+        modes.set(index + 1, /Mode: (\w+)/.exec(answer)?.[1] ?? '');
+      }),
+    );
+    return modes;
+  }
+
+  async leader(): Promise<number | undefined> {
+    for (const [member, mode] of await this.modes()) if (mode === 'leader') return member;
+    return undefined;
+  }
+
+  async stopMember(member: number): Promise<void> {
+    const child = this.processes.get(member);
+    if (!child || child.exitCode !== null || child.signalCode !== null) return;
+    const exited = new Promise<void>((resolve) => child.once('exit', () => resolve()));
+    child.kill('SIGTERM');
+    const timer = setTimeout(() => child.kill('SIGKILL'), 10_000);
+    await exited;
+    clearTimeout(timer);
+  }
+
+  startMember(member: number): void {
+    this.launch(member);
+  }
+
+  async stop(): Promise<void> {
+    await Promise.all([...this.processes.keys()].map((member) => this.stopMember(member)));
     rmSync(this.dir, { recursive: true, force: true });
   }
 }
