@@ -137,6 +137,7 @@ export class JobScheduler {
       this.ctx.registry.onStateChange((change) => {
         // Another instance may take our items over once the session is gone: tell the handlers.
         if (change.state === 'LOST') this.executor.abortAll('ZooKeeper session lost');
+        if (change.state === 'RECONNECTED' && this.state === 'REGISTERED') this.executor.catchUpAfterReconnect();
       }),
     );
     try {

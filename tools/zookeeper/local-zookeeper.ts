@@ -262,6 +262,17 @@ export class ZookeeperEnsemble {
     throw new Error(`the ensemble formed no quorum within ${timeoutMs} ms; logs in ${this.dir}`);
   }
 
+  /** Resolves once `member` serves clients again (after startMember). */
+  async waitForMember(member: number, timeoutMs = 60_000): Promise<void> {
+    const deadline = Date.now() + timeoutMs;
+    while (Date.now() < deadline) {
+      const mode = (await this.modes()).get(member);
+      if (mode === 'leader' || mode === 'follower') return;
+      await new Promise((r) => setTimeout(r, 200));
+    }
+    throw new Error(`member ${member} did not rejoin within ${timeoutMs} ms; logs in ${this.dir}`);
+  }
+
   /** member number → 'leader' | 'follower' | 'standalone' | '' (down or not serving). */
   async modes(): Promise<Map<number, string>> {
     const modes = new Map<number, string>();

@@ -68,6 +68,17 @@ export class JobExecutor {
       });
   }
 
+  /**
+   * Connected again after firings were skipped: run the catch-up now rather than after the next firing, so a
+   * short disconnect (a ZooKeeper server stopping, a leader election in the ensemble) delays work, not drops it.
+   */
+  catchUpAfterReconnect(): void {
+    if (this.stopped || this.firing || !this.localMisfire || !this.config.load().misfire) return;
+    this.localMisfire = false;
+    this.ctx.logger.log('connected again: running the firing skipped while disconnected');
+    this.fire();
+  }
+
   /** A manual trigger (`trigger/{instanceId}`): fire now, or once after the current firing. */
   trigger(): void {
     if (this.stopped) return;
