@@ -175,11 +175,13 @@ export class JobScheduler {
   private async reRegister(): Promise<void> {
     if (this.state !== 'REGISTERED') return;
     await this.withRetries('re-registration', async () => {
+      // Our running markers first: once our instance node is replaced, peers look for items we were running.
+      // What we ran on the old session was aborted with it, and must not be failed over on top of our new runs.
+      await this.execution.clearOwnRunningInfo(this.configService.load().shardingTotalCount);
       const server = await this.ctx.storage.getDirectly(this.ctx.paths.server(this.ctx.ip));
       const enabled = server === undefined ? !this.configService.load().disabled : server !== SERVER_DISABLED;
       await this.servers.persistOnline(enabled);
       await this.instances.persistOnline();
-      await this.execution.clearOwnRunningInfo(this.configService.load().shardingTotalCount);
       if ((await this.ctx.storage.getDirectly(this.ctx.paths.leaderElectionInstance)) === undefined && server !== SERVER_DISABLED) {
         await this.leader.electLeader();
       }
