@@ -218,7 +218,8 @@ export class TreeCache {
             this.removeSubtree(`${path}/${gone}`);
           }
           for (const child of children) {
-            if (!cached.children.has(child)) {
+            // New, or listed before but never loaded (its first read failed on a connection loss).
+            if (!cached.children.has(child) || !this.nodes.has(`${path}/${child}`)) {
               cached.children.add(child);
               this.refresh(`${path}/${child}`, { data: true, children: true }, pending.epoch);
             }

@@ -1,0 +1,149 @@
+import { Injectable } from '@nestjs/common';
+import { afterEach, describe, expect, it } from 'vitest';
+import { ElasticJobRegistry, ShardedJob, type ShardingContext } from '../../lib/index.js';
+import type { ZookeeperRegistryCenter } from '../../lib/registry/zookeeper-registry-center.js';
+import { TcpProxy } from '../../tools/zookeeper/tcp-proxy.js';
+import { appOptions, bootApp } from '../support/app.js';
+import { eventually, startRegistry, uniqueNamespace, zkConnect } from '../support/zk.js';
+
+const closers: Array<() => Promise<unknown> | void> = [];
+afterEach(async () => {
+  while (closers.length) await closers.pop()?.();
+});
+
+async function observer(namespace: string): Promise<ZookeeperRegistryCenter> {
+  const zk = await startRegistry({ namespace });
+  closers.push(() => zk.close());
+  return zk;
+}
+
+const runs: number[] = [];
+
+@Injectable()
+class YearlyFailoverJob {
+  // Fires once a year: any run within the test is a failover run.
+  @ShardedJob({ jobName: 'fo', cron: '0 0 0 1 1 *', shardingTotalCount: 2, failover: true })
+  run(context: ShardingContext): void {
+    runs.push(context.shardingItem);
+  }
+}
+
+@Injectable()
+class EverySecondFailoverJob {
+  @ShardedJob({ jobName: 'fo2', cron: '* * * * * *', shardingTotalCount: 2, failover: true })
+  run(context: ShardingContext): void {
+    runs.push(context.shardingItem);
+  }
+}
+
+/** A fake peer: an ephemeral instance node held by an observer session, as a Java or Node instance would write it. */
+async function fakePeer(zk: ZookeeperRegistryCenter, job: string, id: string): Promise<void> {
+  const ip = id.split('@-@')[0]!;
+  await zk.persist(`/${job}/servers/${ip}`, Buffer.from('ENABLED'));
+  await zk.createWithParents(`/${job}/instances/${id}`, Buffer.from(`jobInstanceId: ${id}\nserverIp: ${ip}\n`), 'EPHEMERAL');
+}
+
+describe('failover', () => {
+  it('a peer that dies while running an item: we flag exactly that item, claim it, run it, and clean up', async () => {
+    runs.length = 0;
+    const namespace = uniqueNamespace('fo-crash');
+    const zk = await observer(namespace);
+    const app = await bootApp(appOptions(namespace), [YearlyFailoverJob]);
+    closers.push(() => app.close());
+    const me = app.get(ElasticJobRegistry).getJobStatus('fo').instanceId;
+    const peer = '10.7.7.7@-@77';
+    await fakePeer(zk, 'fo', peer);
+    await zk.persist('/fo/sharding/0/instance', Buffer.from(peer));
+    await zk.persist('/fo/sharding/1/instance', Buffer.from(peer));
+    await zk.createWithParents('/fo/sharding/0/running', Buffer.from(peer), 'PERSISTENT'); // it was running item 0 only
+    await new Promise((r) => setTimeout(r, 300));
+    await zk.remove(`/fo/instances/${peer}`); // it crashes
+    await eventually(() => runs, (r) => r.length >= 1, 10_000, 'the taken-over item');
+    expect(runs).toEqual([0]);
+    await eventually(
+      async () => [await zk.exists('/fo/sharding/0/failover'), await zk.exists('/fo/sharding/0/failovering'), await zk.exists('/fo/sharding/0/running')],
+      (nodes) => nodes.every((n) => n === undefined),
+      10_000,
+      'markers cleaned after the run',
+    );
+    expect(await zk.getChildren('/fo/leader/failover/items')).toEqual([]);
+    expect(me).toBeTruthy();
+  });
+
+  it('a taker that dies has its failovering items flagged again and run by us', async () => {
+    runs.length = 0;
+    const namespace = uniqueNamespace('fo-taker');
+    const zk = await observer(namespace);
+    const app = await bootApp(appOptions(namespace), [YearlyFailoverJob]);
+    closers.push(() => app.close());
+    const taker = '10.8.8.8@-@88';
+    await fakePeer(zk, 'fo', taker);
+    await zk.createWithParents('/fo/sharding/1/failovering', Buffer.from(taker), 'PERSISTENT');
+    await new Promise((r) => setTimeout(r, 300));
+    await zk.remove(`/fo/instances/${taker}`);
+    await eventually(() => runs, (r) => r.length >= 1, 10_000, 'the re-flagged item');
+    expect(runs).toEqual([1]);
+  });
+
+  it('after a whole-cluster restart, the only instance recovers items left running by instances that are gone', async () => {
+    runs.length = 0;
+    const namespace = uniqueNamespace('fo-legacy');
+    const zk = await observer(namespace);
+    await zk.createWithParents('/fo/sharding/0/running', Buffer.from('10.6.6.6@-@66'), 'PERSISTENT');
+    const app = await bootApp(appOptions(namespace), [YearlyFailoverJob]);
+    closers.push(() => app.close());
+    await eventually(() => runs, (r) => r.length >= 1, 10_000, 'the recovered item');
+    expect(runs).toEqual([0]);
+  });
+
+  it("the owner's firings skip an item someone else has taken over", async () => {
+    runs.length = 0;
+    const namespace = uniqueNamespace('fo-skip');
+    const zk = await observer(namespace);
+    const app = await bootApp(appOptions(namespace), [EverySecondFailoverJob]);
+    closers.push(() => app.close());
+    await eventually(() => new Set(runs).size, (n) => n === 2, 10_000, 'both items running');
+    await zk.createWithParents('/fo2/sharding/0/failover', Buffer.from('10.5.5.5@-@55'), 'EPHEMERAL');
+    await new Promise((r) => setTimeout(r, 1200)); // a firing already under way may still include item 0
+    runs.length = 0;
+    await eventually(() => runs.length, (n) => n >= 3, 10_000, 'three more firings');
+    expect(new Set(runs)).toEqual(new Set([1]));
+  });
+});
+
+let steadyRuns = 0;
+@Injectable()
+class SteadyJob {
+  @ShardedJob({ jobName: 'steady', cron: '* * * * * *', shardingTotalCount: 1 })
+  run(): void {
+    steadyRuns++;
+  }
+}
+
+describe('reconnect within the session', () => {
+  it('resumes without touching the instance node (ElasticJob #687 recreated it)', async () => {
+    const [host, port] = zkConnect().split(',')[0]!.split(':');
+    const proxy = new TcpProxy(Number(port), host);
+    await proxy.start();
+    closers.push(() => proxy.stop());
+    const namespace = uniqueNamespace('reconnect');
+    const zk = await observer(namespace);
+    const app = await bootApp(
+      appOptions(namespace, { zookeeper: { serverLists: proxy.connectString, namespace, sessionTimeoutMilliseconds: 6000 } }),
+      [SteadyJob],
+    );
+    closers.push(() => app.close());
+    const me = app.get(ElasticJobRegistry).getJobStatus('steady').instanceId;
+    const path = `/steady/instances/${me}`;
+    const owner = (await zk.getData(path))!.stat.ephemeralOwner;
+    const events: string[] = [];
+    await zk.getData(path, (event) => events.push(event.type));
+    proxy.cut();
+    await new Promise((r) => setTimeout(r, 1500));
+    proxy.restore();
+    const before = steadyRuns;
+    await eventually(() => steadyRuns, (n) => n >= before + 2, 10_000, 'firing again');
+    expect(events).toEqual([]); // never deleted, never changed
+    expect((await zk.getData(path))!.stat.ephemeralOwner).toBe(owner);
+  });
+});
