@@ -75,14 +75,23 @@ export class ShardingService {
 
   async shardingIfNecessary(config: JobConfiguration): Promise<void> {
     const { storage, paths, logger, waitTimeoutMs } = this.ctx;
-    const available = this.instances.getAvailableJobInstances();
-    if (!this.isNeedSharding() || available.length === 0) return;
-    if (!(await this.leader.isLeaderUntilBlock())) {
-      const done = await storage.waitFor(() => !storage.has(paths.shardingNecessary) && !storage.has(paths.shardingProcessing), waitTimeoutMs);
-      if (!done) logger.warn(`the leader has not finished sharding within ${waitTimeoutMs} ms; firing with the current assignment`);
-      await storage.settled();
-      return;
+    if (!this.isNeedSharding() || this.instances.getAvailableJobInstances().length === 0) return;
+    const deadline = Date.now() + waitTimeoutMs;
+    const shardingDone = (): boolean => !storage.has(paths.shardingNecessary) && !storage.has(paths.shardingProcessing);
+    // Followers wait for the leader, event-driven; if the leader goes away meanwhile (it crashed or was cut off),
+    // they stop waiting for it and elect a new one, which shards.
+    while (!(await this.leader.isLeaderUntilBlock(Math.max(0, deadline - Date.now())))) {
+      await storage.waitFor(() => shardingDone() || !this.leader.hasLeader(), Math.max(0, deadline - Date.now()));
+      if (shardingDone()) {
+        await storage.settled();
+        return;
+      }
+      if (Date.now() >= deadline) {
+        logger.warn(`the leader has not finished sharding within ${waitTimeoutMs} ms; firing with the current assignment`);
+        return;
+      }
     }
+    if (!this.isNeedSharding()) return; // a previous leader finished it while we were being elected
     const total = config.shardingTotalCount;
     if (config.monitorExecution && this.hasLiveRunningItems(total)) {
       logger.log('waiting for running items to finish before resharding');
