@@ -99,8 +99,8 @@ export class JobScheduler {
     this.servers = new ServerService(this.ctx);
     this.instances = new InstanceService(this.ctx, this.servers);
     this.leader = new LeaderService(this.ctx, this.servers, () => this.instances.isLocalInstanceOnline());
-    this.sharding = new ShardingService(this.ctx, this.leader, this.servers, this.instances);
     this.execution = new ExecutionService(this.ctx, this.instances);
+    this.sharding = new ShardingService(this.ctx, this.leader, this.servers, this.instances, this.execution);
     this.failover = new FailoverService(this.ctx, this.servers, this.instances);
     this.reconcile = new ReconcileService(this.ctx, this.configService, this.leader, this.instances, this.sharding, settings.reconcileMinuteMs);
     this.executor = new JobExecutor(this.ctx, this.configService, this.sharding, this.execution, this.failover, definition.handler);

@@ -336,3 +336,34 @@ describe('manual trigger', () => {
     expect(triggeredRuns.sort()).toEqual([0, 0, 1, 1]);
   });
 });
+
+// ------------------------------------------------------------------ stale markers of our own
+
+let ownRuns = 0;
+@Injectable()
+class OwnMarkerJob {
+  @ShardedJob({ jobName: 'own-marker', cron: '* * * * * *', shardingTotalCount: 1 })
+  run(): void {
+    ownRuns++;
+  }
+}
+
+describe('a running marker of our own that outlived its run', () => {
+  it('(its removal failed on a connection loss) is removed at the next firing instead of blocking the item forever', async () => {
+    ownRuns = 0;
+    const namespace = uniqueNamespace('own-marker');
+    const zk = await observer(namespace);
+    const app = await boot(namespace, [OwnMarkerJob]);
+    const me = app.get(ElasticJobRegistry).getJobStatus('own-marker').instanceId;
+    await eventually(() => ownRuns, (n) => n >= 1, 10_000, 'a first run');
+    // Leave a marker of ours between two firings, as a failed removal would.
+    await eventually(
+      () => zk.createWithParents('/own-marker/sharding/0/running', Buffer.from(me), 'PERSISTENT').then(() => true, () => false),
+      (created) => created,
+      10_000,
+      'a stale marker in place',
+    );
+    const before = ownRuns;
+    await eventually(() => ownRuns, (n) => n >= before + 2, 10_000, 'the item running again');
+  });
+});

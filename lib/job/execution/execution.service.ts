@@ -10,20 +10,50 @@ import type { JobContext } from '../job-context.js';
  * its markers in one transaction and removes them in one more: two requests per firing, no reads.
  */
 export class ExecutionService {
+  /** Items between registerJobBegin and registerJobCompleted here: what our own markers really mean. */
+  private readonly runningHere = new Set<number>();
+
   constructor(
     private readonly ctx: JobContext,
     private readonly instances: InstanceService,
   ) {}
 
-  /** The items whose `running` marker belongs to a live instance (markers of instances that are gone are ignored). */
+  /**
+   * Whether a `running` marker means the item runs now: its owner must be online (markers of instances that are
+   * gone are ignored), and when the owner is this instance, the item must be running here (a marker whose
+   * removal failed on a connection loss is stale).
+   */
+  private isLiveMarker(item: number): boolean {
+    const owner = this.ctx.storage.get(this.ctx.paths.running(item));
+    if (owner === undefined || !this.instances.isInstanceOnline(owner)) return false;
+    return owner !== this.ctx.instanceId || this.runningHere.has(item);
+  }
+
+  /** The items, among these, that run somewhere now. */
   runningItems(items: readonly number[]): number[] {
-    return items.filter((item) => {
-      const owner = this.ctx.storage.get(this.ctx.paths.running(item));
-      return owner !== undefined && this.instances.isInstanceOnline(owner);
-    });
+    return items.filter((item) => this.isLiveMarker(item));
+  }
+
+  /** Whether any item of the job runs somewhere now (the leader waits for none before resharding). */
+  hasLiveRunningItems(total: number): boolean {
+    for (let item = 0; item < total; item++) if (this.isLiveMarker(item)) return true;
+    return false;
+  }
+
+  /** Removes our own markers of items not running here (their removal failed while disconnected). */
+  async removeStaleOwnMarkers(total: number): Promise<void> {
+    const { storage, paths, instanceId } = this.ctx;
+    const stale: string[] = [];
+    for (let item = 0; item < total; item++) {
+      if (storage.get(paths.running(item)) === instanceId && !this.runningHere.has(item)) stale.push(paths.running(item));
+    }
+    if (stale.length === 0) return;
+    this.ctx.logger.log(`removing ${stale.length} stale running marker(s) of ours`);
+    await this.removeMarkers(stale);
   }
 
   async registerJobBegin(items: readonly number[], config: JobConfiguration): Promise<void> {
+    for (const item of items) this.runningHere.add(item);
     if (!config.monitorExecution || items.length === 0) return;
     const { storage, paths, instanceId } = this.ctx;
     const ops: TransactionOp[] = [];
@@ -36,6 +66,7 @@ export class ExecutionService {
   }
 
   async registerJobCompleted(items: readonly number[], config: JobConfiguration): Promise<void> {
+    for (const item of items) this.runningHere.delete(item);
     if (!config.monitorExecution || items.length === 0) return;
     await this.removeMarkers(items.map((item) => this.ctx.paths.running(item)));
   }

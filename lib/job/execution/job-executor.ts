@@ -132,6 +132,7 @@ export class JobExecutor {
     }
     let config = this.config.load();
     await this.checkClockDifference(config);
+    if (config.monitorExecution) await this.execution.removeStaleOwnMarkers(config.shardingTotalCount);
     if (config.failover) {
       // ElasticJob: a firing that finds items taken over by this instance runs only those.
       const taken = this.failover.getLocalFailoverItems(config.shardingTotalCount);

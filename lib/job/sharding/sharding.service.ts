@@ -5,6 +5,7 @@ import type { LeaderService } from '../election/leader.service.js';
 import type { InstanceService } from '../instance/instance.service.js';
 import type { JobContext } from '../job-context.js';
 import type { ServerService } from '../server/server.service.js';
+import type { ExecutionService } from '../execution/execution.service.js';
 import { AVG_ALLOCATION, BUILT_IN_SHARDING_STRATEGIES } from './strategies/sharding-strategies.js';
 
 export function resolveStrategy(config: JobConfiguration): JobShardingStrategy {
@@ -38,6 +39,7 @@ export class ShardingService {
     private readonly leader: LeaderService,
     private readonly servers: ServerService,
     private readonly instances: InstanceService,
+    private readonly execution: ExecutionService,
   ) {}
 
   /** Leader only: mark that the next firing must reshard. Waits (bounded) for a leader to exist first. */
@@ -64,14 +66,6 @@ export class ShardingService {
     return this.getShardingItems(this.ctx.instanceId, total);
   }
 
-  /** True when some item's `running` marker belongs to an instance that is online (stale markers never block). */
-  private hasLiveRunningItems(total: number): boolean {
-    for (let item = 0; item < total; item++) {
-      const owner = this.ctx.storage.get(this.ctx.paths.running(item));
-      if (owner !== undefined && this.instances.isInstanceOnline(owner)) return true;
-    }
-    return false;
-  }
 
   async shardingIfNecessary(config: JobConfiguration): Promise<void> {
     const { storage, paths, logger, waitTimeoutMs } = this.ctx;
@@ -93,9 +87,9 @@ export class ShardingService {
     }
     if (!this.isNeedSharding()) return; // a previous leader finished it while we were being elected
     const total = config.shardingTotalCount;
-    if (config.monitorExecution && this.hasLiveRunningItems(total)) {
+    if (config.monitorExecution && this.execution.hasLiveRunningItems(total)) {
       logger.log('waiting for running items to finish before resharding');
-      if (!(await storage.waitFor(() => !this.hasLiveRunningItems(total), waitTimeoutMs))) {
+      if (!(await storage.waitFor(() => !this.execution.hasLiveRunningItems(total), waitTimeoutMs))) {
         logger.warn(`items still running after ${waitTimeoutMs} ms; resharding is postponed to the next firing`);
         return;
       }
