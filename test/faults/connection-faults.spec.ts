@@ -1,39 +1,25 @@
 import { afterEach, describe, expect, it } from 'vitest';
-import type { ZookeeperRegistryCenter } from '../../lib/registry/zookeeper-registry-center.js';
 import { LocalZookeeper } from '../../tools/zookeeper/local-zookeeper.js';
-import { TcpProxy } from '../../tools/zookeeper/tcp-proxy.js';
 import { ClusterInstance, waitForRuns, type ClusterOptions } from '../support/cluster.js';
-import { eventually, startRegistry, uniqueNamespace, zkConnect } from '../support/zk.js';
+import { hold, observer, proxyTo, releaseAll } from '../support/resources.js';
+import { eventually, uniqueNamespace, zkConnect } from '../support/zk.js';
 
-const cleanups: Array<() => Promise<unknown> | void> = [];
 afterEach(async () => {
-  while (cleanups.length) await cleanups.pop()?.();
+  await releaseAll();
 });
 
-async function proxyTo(connect: string): Promise<TcpProxy> {
-  const [host, port] = connect.split(',')[0]!.split(':');
-  const proxy = new TcpProxy(Number(port), host);
-  await proxy.start();
-  cleanups.push(() => proxy.stop());
-  return proxy;
-}
 
 function instance(options: ClusterOptions): ClusterInstance {
   const started = new ClusterInstance(options);
-  cleanups.push(() => started.kill('SIGKILL'));
+  hold(() => started.kill('SIGKILL'));
   return started;
 }
 
-async function observer(namespace: string, serverLists = zkConnect()): Promise<ZookeeperRegistryCenter> {
-  const zk = await startRegistry({ namespace, serverLists });
-  cleanups.push(() => zk.close());
-  return zk;
-}
 
 describe('connection faults', () => {
   it('an instance cut off past its session timeout re-registers and runs items again when restored, without a restart', async () => {
     const namespace = uniqueNamespace('cut');
-    const proxy = await proxyTo(zkConnect());
+    const proxy = await proxyTo();
     const common = { namespace, total: 2, sessionTimeoutMs: 3000 };
     const a = instance({ ...common, zkConnect: proxy.connectString });
     const b = instance({ ...common, zkConnect: zkConnect() });
@@ -64,7 +50,7 @@ describe('connection faults', () => {
     const sessionTimeoutMs = 3000;
     // Every instance behind its own proxy, so that whichever runs item 0 can be partitioned. 2 items over 3
     // instances: one peer is idle and takes over at once (the worst case for overlap).
-    const proxies = await Promise.all([0, 1, 2].map(() => proxyTo(zkConnect())));
+    const proxies = await Promise.all([0, 1, 2].map(() => proxyTo()));
     const cluster = proxies.map((p) =>
       instance({ namespace, zkConnect: p.connectString, total: 2, cron: '*/10 * * * * *', workMs: 7000, failover: true, sessionTimeoutMs }),
     );
@@ -95,7 +81,7 @@ describe('connection faults', () => {
 
   it('a ZooKeeper server restart shuts no instance down, and firings resume', async () => {
     const zkServer = await LocalZookeeper.start();
-    cleanups.push(() => zkServer.stop());
+    hold(() => zkServer.stop());
     const namespace = uniqueNamespace('restart');
     const cluster = [0, 1].map(() => instance({ namespace, zkConnect: zkServer.connectString, total: 2, sessionTimeoutMs: 8000 }));
     await Promise.all(cluster.map((i) => i.waitForLine(/^READY$/, 60_000)));

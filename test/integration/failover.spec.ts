@@ -2,20 +2,14 @@ import { Injectable } from '@nestjs/common';
 import { afterEach, describe, expect, it } from 'vitest';
 import { ElasticJobRegistry, ShardedJob, type ShardingContext } from '../../lib/index.js';
 import type { ZookeeperRegistryCenter } from '../../lib/registry/zookeeper-registry-center.js';
-import { TcpProxy } from '../../tools/zookeeper/tcp-proxy.js';
 import { appOptions, bootApp } from '../support/app.js';
-import { eventually, startRegistry, uniqueNamespace, zkConnect } from '../support/zk.js';
+import { hold, observer, proxyTo, releaseAll } from '../support/resources.js';
+import { eventually, uniqueNamespace } from '../support/zk.js';
 
-const closers: Array<() => Promise<unknown> | void> = [];
 afterEach(async () => {
-  while (closers.length) await closers.pop()?.();
+  await releaseAll();
 });
 
-async function observer(namespace: string): Promise<ZookeeperRegistryCenter> {
-  const zk = await startRegistry({ namespace });
-  closers.push(() => zk.close());
-  return zk;
-}
 
 const runs: number[] = [];
 
@@ -49,7 +43,7 @@ describe('failover', () => {
     const namespace = uniqueNamespace('fo-crash');
     const zk = await observer(namespace);
     const app = await bootApp(appOptions(namespace), [YearlyFailoverJob]);
-    closers.push(() => app.close());
+    hold(() => app.close());
     const me = app.get(ElasticJobRegistry).getJobStatus('fo').instanceId;
     const peer = '10.7.7.7@-@77';
     await fakePeer(zk, 'fo', peer);
@@ -75,7 +69,7 @@ describe('failover', () => {
     const namespace = uniqueNamespace('fo-taker');
     const zk = await observer(namespace);
     const app = await bootApp(appOptions(namespace), [YearlyFailoverJob]);
-    closers.push(() => app.close());
+    hold(() => app.close());
     const taker = '10.8.8.8@-@88';
     await fakePeer(zk, 'fo', taker);
     await zk.createWithParents('/fo/sharding/1/failovering', Buffer.from(taker), 'PERSISTENT');
@@ -91,7 +85,7 @@ describe('failover', () => {
     const zk = await observer(namespace);
     await zk.createWithParents('/fo/sharding/0/running', Buffer.from('10.6.6.6@-@66'), 'PERSISTENT');
     const app = await bootApp(appOptions(namespace), [YearlyFailoverJob]);
-    closers.push(() => app.close());
+    hold(() => app.close());
     await eventually(() => runs, (r) => r.length >= 1, 10_000, 'the recovered item');
     expect(runs).toEqual([0]);
   });
@@ -101,7 +95,7 @@ describe('failover', () => {
     const namespace = uniqueNamespace('fo-skip');
     const zk = await observer(namespace);
     const app = await bootApp(appOptions(namespace), [EverySecondFailoverJob]);
-    closers.push(() => app.close());
+    hold(() => app.close());
     await eventually(() => new Set(runs).size, (n) => n === 2, 10_000, 'both items running');
     await zk.createWithParents('/fo2/sharding/0/failover', Buffer.from('10.5.5.5@-@55'), 'EPHEMERAL');
     await new Promise((r) => setTimeout(r, 1200)); // a firing already under way may still include item 0
@@ -122,17 +116,14 @@ class SteadyJob {
 
 describe('reconnect within the session', () => {
   it('resumes without touching the instance node (ElasticJob #687 recreated it)', async () => {
-    const [host, port] = zkConnect().split(',')[0]!.split(':');
-    const proxy = new TcpProxy(Number(port), host);
-    await proxy.start();
-    closers.push(() => proxy.stop());
+    const proxy = await proxyTo();
     const namespace = uniqueNamespace('reconnect');
     const zk = await observer(namespace);
     const app = await bootApp(
       appOptions(namespace, { zookeeper: { serverLists: proxy.connectString, namespace, sessionTimeoutMilliseconds: 6000 } }),
       [SteadyJob],
     );
-    closers.push(() => app.close());
+    hold(() => app.close());
     const me = app.get(ElasticJobRegistry).getJobStatus('steady').instanceId;
     const path = `/steady/instances/${me}`;
     const owner = (await zk.getData(path))!.stat.ephemeralOwner;

@@ -3,27 +3,21 @@ import type { TestingModule } from '@nestjs/testing';
 import { afterEach, describe, expect, it, vi } from 'vitest';
 import { ElasticJobRegistry, ShardedJob, type JobErrorHandler, type ShardingContext } from '../../lib/index.js';
 import type { ZookeeperRegistryCenter } from '../../lib/registry/zookeeper-registry-center.js';
-import { TcpProxy } from '../../tools/zookeeper/tcp-proxy.js';
 import { appOptions, bootApp } from '../support/app.js';
-import { eventually, killSession, startRegistry, uniqueNamespace, zkConnect } from '../support/zk.js';
+import { hold, observer, proxyTo, releaseAll } from '../support/resources.js';
+import { eventually, killSession, uniqueNamespace } from '../support/zk.js';
 
-const closers: Array<() => Promise<unknown> | void> = [];
 afterEach(async () => {
-  while (closers.length) await closers.pop()?.();
+  await releaseAll();
   vi.restoreAllMocks();
 });
 
 async function boot(namespace: string, providers: Array<new (...args: never[]) => unknown>, overrides = {}): Promise<TestingModule> {
   const app = await bootApp(appOptions(namespace, overrides), providers);
-  closers.push(() => app.close());
+  hold(() => app.close());
   return app;
 }
 
-async function observer(namespace: string): Promise<ZookeeperRegistryCenter> {
-  const zk = await startRegistry({ namespace });
-  closers.push(() => zk.close());
-  return zk;
-}
 
 const text = async (zk: ZookeeperRegistryCenter, path: string): Promise<string | undefined> => (await zk.getData(path))?.data.toString('utf8');
 
@@ -269,10 +263,7 @@ class ExpiryJob {
 
 describe('session expiry', () => {
   it('re-registers the instance and leader on a new session and keeps firing, without shutting the job down', async () => {
-    const [host, port] = zkConnect().split(',')[0]!.split(':');
-    const proxy = new TcpProxy(Number(port), host);
-    await proxy.start();
-    closers.push(() => proxy.stop());
+    const proxy = await proxyTo();
     const namespace = uniqueNamespace('expiry');
     const zk = await observer(namespace);
     const app = await boot(namespace, [ExpiryJob], {

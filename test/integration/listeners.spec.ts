@@ -6,22 +6,17 @@ import { toConfigYaml } from '../../lib/job/config/job-configuration.yaml.js';
 import { JobScheduler } from '../../lib/job/job-scheduler.js';
 import type { ZookeeperRegistryCenter } from '../../lib/registry/zookeeper-registry-center.js';
 import { appOptions, bootApp } from '../support/app.js';
+import { hold, observer, releaseAll } from '../support/resources.js';
 import { eventually, startRegistry, uniqueNamespace } from '../support/zk.js';
 
-const closers: Array<() => Promise<unknown> | void> = [];
 afterEach(async () => {
-  while (closers.length) await closers.pop()?.();
+  await releaseAll();
 });
 
-async function observer(namespace: string): Promise<ZookeeperRegistryCenter> {
-  const zk = await startRegistry({ namespace });
-  closers.push(() => zk.close());
-  return zk;
-}
 
 async function boot(namespace: string, providers: Array<new (...args: never[]) => unknown>) {
   const app = await bootApp(appOptions(namespace), providers);
-  closers.push(() => app.close());
+  hold(() => app.close());
   return app;
 }
 
@@ -132,7 +127,7 @@ describe('reconcile', () => {
     const namespace = uniqueNamespace('reconcile');
     const zk = await observer(namespace);
     const registry = await startRegistry({ namespace });
-    closers.push(() => registry.close());
+    hold(() => registry.close());
     const config = resolveJobConfiguration({ jobName: 'rec', cron: '0 0 0 1 1 *', shardingTotalCount: 2, reconcileIntervalMinutes: 1 });
     expect(toConfigYaml(config)).toContain('reconcileIntervalMinutes: 1');
     const scheduler = new JobScheduler(
@@ -141,7 +136,7 @@ describe('reconcile', () => {
       { ip: '127.0.0.1', pid: process.pid },
       { waitTimeoutMs: 10_000, baseSleepTimeMs: 100, maxSleepTimeMs: 500, maxRetries: 3, reconcileMinuteMs: 200 },
     );
-    closers.push(() => scheduler.shutdown(0));
+    hold(() => scheduler.shutdown(0));
     await scheduler.register();
     await scheduler.triggerAllInstances(); // one firing: shards
     await eventually(() => zk.exists('/rec/sharding/1/instance'), (s) => s !== undefined, 10_000, 'sharded');

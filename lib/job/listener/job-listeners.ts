@@ -13,7 +13,8 @@ import type { ShardingService } from '../sharding/sharding.service.js';
  * ElasticJob's listener catalogue (EJ §4.3) over the job's TreeCache events:
  * - election: re-elect when `leader/election/instance` is deleted, or our server is enabled with no leader;
  *   abdicate when our server is disabled;
- * - sharding: flag resharding when instances join or leave, a server changes, or `shardingTotalCount` changes;
+ * - sharding: flag resharding when instances join or leave, a server changes, `shardingTotalCount` changes, or
+ *   this instance becomes the leader;
  * - config: reschedule when the cron or time zone changes; drop markers when monitorExecution or failover is
  *   switched off;
  * - failover: flag the items a crashed instance was running, and claim them when idle;
@@ -66,7 +67,10 @@ export class JobListeners {
       else if (event.data !== SERVER_DISABLED && !this.leader.hasLeader() && canLead) this.run('leader election', () => this.leader.electLeader());
     }
     const membershipChanged = (paths.instanceIdOf(event.path) !== undefined && event.type !== 'UPDATED') || serverIp !== undefined;
-    if (membershipChanged && !this.isStaticallySharded()) this.run('resharding flag', () => this.sharding.setReshardingFlag());
+    // A new leader reshards too: the instance that left may have been seen leaving while the old leader's node
+    // was still there, so nobody flagged it (ElasticJob leaves that to its 10-minute reconcile).
+    const becameLeader = event.path === paths.leaderElectionInstance && event.type === 'ADDED' && event.data === this.ctx.instanceId;
+    if ((membershipChanged || becameLeader) && !this.isStaticallySharded()) this.run('resharding flag', () => this.sharding.setReshardingFlag());
     if (event.path === paths.config && event.type !== 'DELETED') this.onConfigChanged();
     const crashed = paths.instanceIdOf(event.path);
     if (crashed !== undefined && crashed !== this.ctx.instanceId && event.type === 'DELETED' && this.config.load().failover) {
