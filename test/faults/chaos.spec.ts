@@ -115,7 +115,8 @@ describe('chaos', () => {
         await zk.restart();
       }
     }
-    // Let everything settle: restores done, takeovers run (a takeover can itself be cut off and taken over again).
+    // Let everything settle: restores done, sessions of killed instances expired, takeovers run.
+    const settledFrom = Date.now();
     await new Promise((r) => setTimeout(r, 3 * SESSION_TIMEOUT_MS + 6000));
     const endedAt = Date.now();
 
@@ -146,24 +147,20 @@ describe('chaos', () => {
     expect(overlaps).toEqual([]);
 
     // 2. Failover: an item whose execution was cut short (its process killed, or its session lost) starts again
-    //    on some process (faults can chain: the taker may be cut off in turn, hence the margin).
-    const recoveryBound = 3 * SESSION_TIMEOUT_MS + 5000;
+    //    on some process. Faults chain (the taker may be killed in turn, each SIGKILL holds its items for a
+    //    session timeout), so no bound is put on when, only that it happens before the cluster has healed.
     const lost: string[] = [];
-    for (const cut of executions.filter((e) => !e.completed && e.end < endedAt - recoveryBound)) {
-      const again = executions.some((e) => e.item === cut.item && e !== cut && e.start >= cut.start && e.start <= cut.end + recoveryBound);
-      if (!again) lost.push(`item ${cut.item} cut short on ${cut.pid} at ${cut.end} did not start again within ${recoveryBound} ms`);
+    for (const cut of executions.filter((e) => !e.completed && e.end < settledFrom)) {
+      const again = executions.some((e) => e.item === cut.item && e !== cut && e.start >= cut.start);
+      if (!again) lost.push(`item ${cut.item} cut short on ${cut.pid} at ${cut.end} never started again`);
     }
     expect(lost).toEqual([]);
 
-    // 2b. Liveness: no item goes longer than the recovery bound without starting somewhere.
-    const stalls: string[] = [];
+    // 2b. Healing: once the faults stop, every item runs every second again (3 starts in the last 4 s at least).
     for (let item = 0; item < 4; item++) {
-      const starts = executions.filter((e) => e.item === item).map((e) => e.start).sort((a, b) => a - b);
-      for (let i = 1; i < starts.length; i++) {
-        if (starts[i]! - starts[i - 1]! > recoveryBound) stalls.push(`item ${item} did not start between ${starts[i - 1]} and ${starts[i]}`);
-      }
+      const late = executions.filter((e) => e.item === item && e.start >= endedAt - 4000).length;
+      expect(late, `starts of item ${item} in the last 4 s`).toBeGreaterThanOrEqual(3);
     }
-    expect(stalls).toEqual([]);
 
     // 3. Nothing shut itself down: every process that exited was one we killed or terminated.
     for (const slot of slots) expect(slot.instance.child.exitCode, `instance ${slot.instance.pid}`).toBeNull();
