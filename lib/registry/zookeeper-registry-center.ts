@@ -91,6 +91,8 @@ export class ZookeeperRegistryCenter {
   private readonly newSessionCallbacks = new Set<() => Promise<void> | void>();
   private readonly connectWaiters = new Set<() => void>();
   private readonly wrappedWatchers = new WeakMap<Watcher, (event: ZkEvent) => void>();
+  /** Requests sent, by kind: what a firing costs, for benchmarks and operators. */
+  readonly stats = { reads: 0, writes: 0, watchEvents: 0 };
 
   constructor(config: ZookeeperConfiguration) {
     this.settings = {
@@ -341,7 +343,12 @@ export class ZookeeperRegistryCenter {
     return fullPath === prefix ? '/' : fullPath.startsWith(`${prefix}/`) ? fullPath.slice(prefix.length) : fullPath;
   }
 
-  private raw<T>(call: (client: Client, callback: (error: unknown, result?: T) => void) => void, path: string | undefined): Promise<T> {
+  private raw<T>(
+    call: (client: Client, callback: (error: unknown, result?: T) => void) => void,
+    path: string | undefined,
+    kind: 'reads' | 'writes' = 'writes',
+  ): Promise<T> {
+    this.stats[kind]++;
     return new Promise<T>((resolve, reject) => {
       const client = this.client;
       if (!client || this.lifecycle !== 'STARTED') {
@@ -378,6 +385,7 @@ export class ZookeeperRegistryCenter {
     let wrapped = this.wrappedWatchers.get(watcher);
     if (!wrapped) {
       wrapped = (event: ZkEvent) => {
+        this.stats.watchEvents++;
         const type = EVENT_TYPES[event.getType()];
         if (!type) return;
         try {
@@ -402,6 +410,7 @@ export class ZookeeperRegistryCenter {
           else c.getData(this.full(path), done);
         },
         path,
+        'reads',
       );
     } catch (error) {
       if (registryErrorCode(error) === 'NO_NODE') return undefined;
@@ -415,7 +424,7 @@ export class ZookeeperRegistryCenter {
       return await this.raw<string[]>((c, cb) => {
         if (watcher) c.getChildren(this.full(path), this.zkWatcher(watcher), (e, children) => cb(e, children));
         else c.getChildren(this.full(path), (e, children) => cb(e, children));
-      }, path);
+      }, path, 'reads');
     } catch (error) {
       if (registryErrorCode(error) === 'NO_NODE') return undefined;
       throw error;
@@ -427,7 +436,7 @@ export class ZookeeperRegistryCenter {
     const stat = await this.raw<Stat | null>((c, cb) => {
       if (watcher) c.exists(this.full(path), this.zkWatcher(watcher), (e, s) => cb(e, s));
       else c.exists(this.full(path), (e, s) => cb(e, s));
-    }, path);
+    }, path, 'reads');
     return stat ? toStat(stat) : undefined;
   }
 

@@ -1,0 +1,297 @@
+/**
+ * Benchmarks, side by side with the anchors, on a throwaway local ZooKeeper (a fresh server of our own, since
+ * some figures come from its counters). Prints a table and writes bench/results/latest.json.
+ * Every figure is the median over rounds, with its spread (min..max); comparisons are taken in the same run.
+ */
+import { mkdirSync, writeFileSync } from 'node:fs';
+import { cpus, totalmem } from 'node:os';
+import { ZookeeperRegistryCenter } from '../lib/registry/zookeeper-registry-center.js';
+import type { WatchEvent } from '../lib/registry/registry.types.js';
+import { CURATOR_RECIPES_JAR, fourLetterWord, LocalZookeeper, ZOOKEEPER_JAR } from '../tools/zookeeper/local-zookeeper.js';
+import { ClusterInstance } from '../test/support/cluster.js';
+import { LineProcess } from '../test/support/line-process.js';
+
+const ROUNDS = Number(process.env.BENCH_ROUNDS ?? 5);
+const quick = process.env.BENCH_QUICK === '1';
+let zk: LocalZookeeper;
+let counter = 0;
+const ns = (name: string): string => `bench-${name}-${Date.now()}-${counter++}`;
+const sleep = (ms: number): Promise<void> => new Promise((r) => setTimeout(r, ms));
+
+interface Figure {
+  median: number;
+  min: number;
+  max: number;
+  unit: string;
+  samples: number[];
+}
+
+function figure(samples: number[], unit: string): Figure {
+  const sorted = [...samples].sort((a, b) => a - b);
+  const median = sorted.length % 2 ? sorted[(sorted.length - 1) / 2]! : (sorted[sorted.length / 2 - 1]! + sorted[sorted.length / 2]!) / 2;
+  return { median: round(median), min: round(sorted[0]!), max: round(sorted[sorted.length - 1]!), unit, samples: samples.map(round) };
+}
+const round = (v: number): number => Math.round(v * 100) / 100;
+const percentile = (values: number[], p: number): number => {
+  const sorted = [...values].sort((a, b) => a - b);
+  return sorted[Math.min(sorted.length - 1, Math.ceil((p / 100) * sorted.length) - 1)]!;
+};
+
+function benchApp(env: Record<string, string>): LineProcess {
+  return new LineProcess(process.execPath, ['build/bench/fixtures/bench-app.js'], { ...process.env, ZK_CONNECT: zk.connectString, ...env });
+}
+
+async function observer(namespace: string): Promise<ZookeeperRegistryCenter> {
+  const registry = new ZookeeperRegistryCenter({ serverLists: zk.connectString, namespace, sessionTimeoutMilliseconds: 10_000 });
+  await registry.start();
+  return registry;
+}
+
+async function mntr(): Promise<Record<string, number>> {
+  const text = await fourLetterWord('127.0.0.1', zk.port, 'mntr');
+  return Object.fromEntries(text.trim().split('\n').map((line) => line.split('\t')).filter((p) => p.length === 2 && !Number.isNaN(Number(p[1]))).map(([k, v]) => [k!, Number(v)]));
+}
+
+// ---------------------------------------------------------------------------------------------- 1. handover
+
+/** Deletion of leader/election/instance to its re-creation by another participant, seen by an observer. */
+function watchHandover(registry: ZookeeperRegistryCenter, path: string, previous: string): Promise<number> {
+  return new Promise((resolve) => {
+    let deletedAt = 0;
+    const onEvent = (event: WatchEvent): void => {
+      if (event.type === 'NODE_DELETED') deletedAt = performance.now();
+      void check();
+    };
+    const check = async (): Promise<void> => {
+      const node = await registry.getData(path, onEvent);
+      if (!node) {
+        if (!deletedAt) deletedAt = performance.now();
+        const stat = await registry.exists(path, onEvent);
+        if (stat) void check();
+      } else if (node.data.toString() !== previous && deletedAt) {
+        resolve(performance.now() - deletedAt);
+      }
+    };
+    void check();
+  });
+}
+
+async function handover(kind: 'nestjs-elastic-job' | 'curator'): Promise<Figure> {
+  const namespace = ns('handover');
+  const job = 'handover-0';
+  const registry = await observer(namespace);
+  const participants: LineProcess[] = [];
+  let next = 0;
+  const spawnOne = async (): Promise<LineProcess> => {
+    const id = `java-${next++}`;
+    const p =
+      kind === 'curator'
+        ? new LineProcess('java', ['-cp', `${CURATOR_RECIPES_JAR}:${ZOOKEEPER_JAR}`, 'bench/java/CuratorElection.java', zk.connectString, namespace, job, id])
+        : benchApp({ ZK_NAMESPACE: namespace, JOBS: '1', JOB_PREFIX: 'handover', JOB_CRON: '0 0 0 1 1 *' });
+    (p as LineProcess & { benchId?: string }).benchId = id;
+    await p.waitForLine(kind === 'curator' ? /^READY/ : /"event":"registered"/, 120_000);
+    participants.push(p);
+    return p;
+  };
+  for (let i = 0; i < 3; i++) await spawnOne();
+  const samples: number[] = [];
+  const leaderPath = `/${job}/leader/election/instance`;
+  for (let r = 0; r < ROUNDS; r++) {
+    const leaderId = (await registry.getData(leaderPath))!.data.toString();
+    const leader = participants.find((p) =>
+      kind === 'curator' ? (p as LineProcess & { benchId?: string }).benchId === leaderId : leaderId.endsWith(`@-@${p.pid}`),
+    )!;
+    const measured = watchHandover(registry, leaderPath, leaderId);
+    await sleep(200);
+    if (kind === 'curator') leader.send('quit');
+    else leader.kill('SIGTERM');
+    samples.push(await measured);
+    await leader.exited;
+    participants.splice(participants.indexOf(leader), 1);
+    await spawnOne();
+  }
+  for (const p of participants) p.kill('SIGKILL');
+  await registry.close();
+  return figure(samples, 'ms');
+}
+
+// ---------------------------------------------------------------------------------------------- 2. lateness
+
+async function lateness(): Promise<{ ours: Figure; schedule: Figure; oursP50: Figure; scheduleP50: Figure }> {
+  const app = benchApp({ ZK_NAMESPACE: ns('lateness'), JOBS: '1', JOB_TOTAL: '1', WITH_SCHEDULE: 'true', MONITOR: 'true' });
+  await app.waitForLine(/"event":"sharded"/, 60_000);
+  await sleep(1500);
+  const perRound = quick ? 5_000 : 10_000;
+  const ours: number[] = [];
+  const schedule: number[] = [];
+  const ours50: number[] = [];
+  const schedule50: number[] = [];
+  for (let r = 0; r < Math.min(ROUNDS, 3); r++) {
+    const from = app.lines.length;
+    await sleep(perRound);
+    const fresh = app.lines.slice(from).filter((l) => l.includes('"lateness"')).map((l) => JSON.parse(l.slice(4)) as { source: string; ms: number });
+    const o = fresh.filter((e) => e.source === 'elastic-job').map((e) => e.ms);
+    const s = fresh.filter((e) => e.source === '@nestjs/schedule').map((e) => e.ms);
+    ours.push(percentile(o, 99));
+    schedule.push(percentile(s, 99));
+    ours50.push(percentile(o, 50));
+    schedule50.push(percentile(s, 50));
+  }
+  app.kill('SIGKILL');
+  return { ours: figure(ours, 'ms'), schedule: figure(schedule, 'ms'), oursP50: figure(ours50, 'ms'), scheduleP50: figure(schedule50, 'ms') };
+}
+
+// ---------------------------------------------------------------------------------------------- 3. requests
+
+async function requestsPerFiring(monitor: boolean): Promise<{ client: { reads: Figure; writes: Figure }; server: Figure }> {
+  const seconds = quick ? 5 : 10;
+  const run = async (cron: string): Promise<{ reads: number; writes: number; packets: number }> => {
+    const app = benchApp({ ZK_NAMESPACE: ns('requests'), JOBS: '1', JOB_TOTAL: '1', MONITOR: String(monitor), JOB_CRON: cron });
+    await app.waitForLine(cron.startsWith('*') ? /"event":"sharded"/ : /"event":"registered"/, 60_000);
+    await sleep(1500);
+    const stats = async (): Promise<{ reads: number; writes: number }> => {
+      const from = app.lines.length;
+      app.send('stats');
+      const line = await app.waitForLine(/"event":"stats"/, 5000, from);
+      return JSON.parse(line.slice(4)) as { reads: number; writes: number };
+    };
+    const before = await stats();
+    const m0 = await mntr();
+    await sleep(seconds * 1000);
+    const after = await stats();
+    const m1 = await mntr();
+    app.kill('SIGKILL');
+    await app.exited;
+    return { reads: after.reads - before.reads, writes: after.writes - before.writes, packets: m1.zk_packets_received! - m0.zk_packets_received! };
+  };
+  const reads: number[] = [];
+  const writes: number[] = [];
+  const server: number[] = [];
+  for (let r = 0; r < Math.min(ROUNDS, 3); r++) {
+    const firing = await run('* * * * * *');
+    const idle = await run('0 0 0 1 1 *'); // same app, no firings: its pings and background are subtracted
+    reads.push((firing.reads - idle.reads) / seconds);
+    writes.push((firing.writes - idle.writes) / seconds);
+    server.push((firing.packets - idle.packets) / seconds);
+  }
+  return { client: { reads: figure(reads, 'req/firing'), writes: figure(writes, 'req/firing') }, server: figure(server, 'req/firing') };
+}
+
+// ---------------------------------------------------------------------------------------------- 4. crash failover
+
+async function crashFailover(sessionTimeoutMs: number): Promise<Figure> {
+  const samples: number[] = [];
+  for (let r = 0; r < Math.min(ROUNDS, 3); r++) {
+    const namespace = ns('failover');
+    const cluster = Array.from({ length: 3 }, () =>
+      new ClusterInstance({ zkConnect: zk.connectString, namespace, total: 2, cron: '*/10 * * * * *', workMs: 6000, failover: true, sessionTimeoutMs }),
+    );
+    await Promise.all(cluster.map((i) => i.waitForLine(/^READY$/, 60_000)));
+    const started = await Promise.race(cluster.map((i) => i.waitForLine(/"event":"start","item":0/, 30_000).then(() => i)));
+    const killedAt = Date.now();
+    started.kill('SIGKILL');
+    const peers = cluster.filter((i) => i !== started);
+    const line = await Promise.race(peers.map((p) => p.waitForLine((l) => /"event":"start","item":0/.test(l) && JSON.parse(l.slice(4)).start > killedAt, 30_000)));
+    samples.push((JSON.parse(line.slice(4)) as { start: number }).start - killedAt);
+    for (const i of cluster) i.kill('SIGKILL');
+  }
+  return figure(samples, 'ms');
+}
+
+// ---------------------------------------------------------------------------------------------- 5. scale
+
+async function scale(jobs: number): Promise<{ bootstrapMs: Figure; rssPerJobKb: Figure; znodesPerJob: number; watchesPerJob: number }> {
+  const rounds = Math.min(ROUNDS, jobs >= 1000 ? 2 : 3);
+  const bootstrap: number[] = [];
+  const rss: number[] = [];
+  let znodes = 0;
+  let watches = 0;
+  for (let r = 0; r < rounds; r++) {
+    const base = benchApp({ ZK_NAMESPACE: ns('scale0'), JOBS: '0' });
+    const baseLine = await base.waitForLine(/"event":"sharded"/, 60_000);
+    const baseline = JSON.parse(baseLine.slice(4)) as { sinceStartMs: number; rss: number };
+    base.kill('SIGKILL');
+    const m0 = await mntr();
+    const app = benchApp({ ZK_NAMESPACE: ns('scale'), JOBS: String(jobs), JOB_TOTAL: '1' });
+    const line = await app.waitForLine(/"event":"sharded"/, 300_000);
+    const done = JSON.parse(line.slice(4)) as { sinceStartMs: number; rss: number };
+    const m1 = await mntr();
+    bootstrap.push(done.sinceStartMs - baseline.sinceStartMs);
+    rss.push((done.rss - baseline.rss) / 1024 / jobs);
+    znodes = (m1.zk_znode_count! - m0.zk_znode_count!) / jobs;
+    watches = (m1.zk_watch_count! - m0.zk_watch_count!) / jobs;
+    app.kill('SIGKILL');
+    await app.exited;
+  }
+  return { bootstrapMs: figure(bootstrap, 'ms'), rssPerJobKb: figure(rss, 'KB'), znodesPerJob: round(znodes), watchesPerJob: round(watches) };
+}
+
+async function scaleCluster(processes: number, jobs: number): Promise<Figure> {
+  const samples: number[] = [];
+  for (let r = 0; r < Math.min(ROUNDS, 2); r++) {
+    const namespace = ns('cluster');
+    const started = performance.now();
+    const apps = Array.from({ length: processes }, () => benchApp({ ZK_NAMESPACE: namespace, JOBS: String(jobs), JOB_TOTAL: String(processes) }));
+    await Promise.all(apps.map((a) => a.waitForLine(/"event":"sharded"/, 300_000)));
+    samples.push(performance.now() - started);
+    for (const a of apps) a.kill('SIGKILL');
+    await Promise.all(apps.map((a) => a.exited));
+  }
+  return figure(samples, 'ms');
+}
+
+// ---------------------------------------------------------------------------------------------- main
+
+async function main(): Promise<void> {
+  zk = await LocalZookeeper.start({ tickTimeMs: 200 });
+  const results: Record<string, unknown> = {
+    machine: { cpus: cpus().length, cpuModel: cpus()[0]?.model, memoryGiB: Math.round(totalmem() / 2 ** 30), node: process.version },
+    zookeeper: { version: '3.8 (Debian libzookeeper-java)', tickTimeMs: 200 },
+    rounds: ROUNDS,
+  };
+  const step = async <T>(name: string, run: () => Promise<T>): Promise<T> => {
+    process.stderr.write(`[bench] ${name}...\n`);
+    const value = await run();
+    results[name] = value;
+    return value;
+  };
+  try {
+    const oursHandover = await step('handover.nestjs-elastic-job', () => handover('nestjs-elastic-job'));
+    const curatorHandover = await step('handover.curator', () => handover('curator'));
+    const late = await step('lateness', () => lateness());
+    const reqOn = await step('requests.monitorExecution', () => requestsPerFiring(true));
+    const reqOff = await step('requests.noMonitorExecution', () => requestsPerFiring(false));
+    const failover = await step('crashFailover', () => crashFailover(4000));
+    const s10 = await step('scale.10', () => scale(10));
+    const s100 = await step('scale.100', () => scale(100));
+    const s1000 = await step('scale.1000', () => scale(1000));
+    const cluster = await step('scale.8x100', () => scaleCluster(8, 100));
+    const f = (x: Figure): string => `${x.median} ${x.unit} (${x.min}..${x.max})`;
+    const rows: Array<[string, string, string, string]> = [
+      ['graceful leader handover', f(oursHandover), `Curator/ElasticJob: ${f(curatorHandover)}; ratio ${round(oursHandover.median / curatorHandover.median)}×`, 'ours ≤ 0.25× Curator'],
+      ['firing lateness p99', f(late.ours), `@nestjs/schedule: ${f(late.schedule)}; diff ${round(late.ours.median - late.schedule.median)} ms`, 'within 2 ms of @nestjs/schedule'],
+      ['firing lateness p50', f(late.oursP50), `@nestjs/schedule: ${f(late.scheduleP50)}`, ''],
+      ['requests/firing, monitorExecution', `client reads ${f(reqOn.client.reads)}, writes ${f(reqOn.client.writes)}`, `server: ${f(reqOn.server)}`, '≤ 2, no reads'],
+      ['requests/firing, no monitorExecution', `client reads ${f(reqOff.client.reads)}, writes ${f(reqOff.client.writes)}`, `server: ${f(reqOff.server)}`, '0'],
+      ['crash failover (SIGKILL → re-run)', f(failover), 'session timeout 4000 ms', '≤ session timeout + 500 ms'],
+      ['10 jobs: bootstrap, RSS/job', `${f(s10.bootstrapMs)}, ${f(s10.rssPerJobKb)}`, `${s10.znodesPerJob} znodes, ${s10.watchesPerJob} watches per job`, ''],
+      ['100 jobs: bootstrap, RSS/job', `${f(s100.bootstrapMs)}, ${f(s100.rssPerJobKb)}`, `${s100.znodesPerJob} znodes, ${s100.watchesPerJob} watches per job`, ''],
+      ['1000 jobs: bootstrap, RSS/job', `${f(s1000.bootstrapMs)}, ${f(s1000.rssPerJobKb)}`, `${s1000.znodesPerJob} znodes, ${s1000.watchesPerJob} watches per job`, '< 5 s, < 50 KB/job'],
+      ['8 processes × 100 jobs: all sharded', f(cluster), '', 'linear growth'],
+    ];
+    const widths = [0, 1, 2, 3].map((i) => Math.max(...rows.map((r) => r[i]!.length), 8));
+    const line = (cells: string[]): string => `| ${cells.map((c, i) => c.padEnd(widths[i]!)).join(' | ')} |`;
+    process.stdout.write(`\n${line(['measure', 'nestjs-elastic-job', 'anchor / detail', 'target'])}\n${line(widths.map((w) => '-'.repeat(w)))}\n${rows.map(line).join('\n')}\n`);
+    process.stdout.write(`\nmachine: ${JSON.stringify(results.machine)}\n`);
+    mkdirSync('bench/results', { recursive: true });
+    writeFileSync('bench/results/latest.json', `${JSON.stringify(results, null, 2)}\n`);
+    process.stdout.write('figures written to bench/results/latest.json\n');
+  } finally {
+    await zk.stop();
+  }
+}
+
+main().catch((error: unknown) => {
+  process.stderr.write(`${error instanceof Error ? error.stack : String(error)}\n`);
+  process.exit(1);
+});
