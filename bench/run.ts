@@ -249,7 +249,9 @@ async function main(): Promise<void> {
     zookeeper: { version: '3.8 (Debian libzookeeper-java)', tickTimeMs: 200 },
     rounds: ROUNDS,
   };
+  const only = process.env.BENCH_ONLY?.split(',');
   const step = async <T>(name: string, run: () => Promise<T>): Promise<T> => {
+    if (only && !only.some((prefix) => name.startsWith(prefix))) return (results[name] = undefined) as T;
     process.stderr.write(`[bench] ${name}...\n`);
     const value = await run();
     results[name] = value;
@@ -266,17 +268,17 @@ async function main(): Promise<void> {
     const s100 = await step('scale.100', () => scale(100));
     const s1000 = await step('scale.1000', () => scale(1000));
     const cluster = await step('scale.8x100', () => scaleCluster(8, 100));
-    const f = (x: Figure): string => `${x.median} ${x.unit} (${x.min}..${x.max})`;
+    const f = (x: Figure | undefined): string => (x ? `${x.median} ${x.unit} (${x.min}..${x.max})` : 'skipped');
     const rows: Array<[string, string, string, string]> = [
-      ['graceful leader handover', f(oursHandover), `Curator/ElasticJob: ${f(curatorHandover)}; ratio ${round(oursHandover.median / curatorHandover.median)}×`, 'ours ≤ 0.25× Curator'],
-      ['firing lateness p99', f(late.ours), `@nestjs/schedule: ${f(late.schedule)}; diff ${round(late.ours.median - late.schedule.median)} ms`, 'within 2 ms of @nestjs/schedule'],
-      ['firing lateness p50', f(late.oursP50), `@nestjs/schedule: ${f(late.scheduleP50)}`, ''],
-      ['requests/firing, monitorExecution', `client reads ${f(reqOn.client.reads)}, writes ${f(reqOn.client.writes)}`, `server: ${f(reqOn.server)}`, '≤ 2, no reads'],
-      ['requests/firing, no monitorExecution', `client reads ${f(reqOff.client.reads)}, writes ${f(reqOff.client.writes)}`, `server: ${f(reqOff.server)}`, '0'],
+      ['graceful leader handover', f(oursHandover), `Curator/ElasticJob: ${f(curatorHandover)}; ratio ${oursHandover && curatorHandover ? round(oursHandover.median / curatorHandover.median) : '-'}×`, 'ours ≤ 0.25× Curator'],
+      ['firing lateness p99', f(late?.ours), `@nestjs/schedule: ${f(late?.schedule)}; diff ${late ? round(late.ours.median - late.schedule.median) : '-'} ms`, 'within 2 ms of @nestjs/schedule'],
+      ['firing lateness p50', f(late?.oursP50), `@nestjs/schedule: ${f(late?.scheduleP50)}`, ''],
+      ['requests/firing, monitorExecution', `client reads ${f(reqOn?.client.reads)}, writes ${f(reqOn?.client.writes)}`, `server: ${f(reqOn?.server)}`, '≤ 2, no reads'],
+      ['requests/firing, no monitorExecution', `client reads ${f(reqOff?.client.reads)}, writes ${f(reqOff?.client.writes)}`, `server: ${f(reqOff?.server)}`, '0'],
       ['crash failover (SIGKILL → re-run)', f(failover), 'session timeout 4000 ms', '≤ session timeout + 500 ms'],
-      ['10 jobs: bootstrap, RSS/job', `${f(s10.bootstrapMs)}, ${f(s10.rssPerJobKb)}`, `${s10.znodesPerJob} znodes, ${s10.watchesPerJob} watches per job`, ''],
-      ['100 jobs: bootstrap, RSS/job', `${f(s100.bootstrapMs)}, ${f(s100.rssPerJobKb)}`, `${s100.znodesPerJob} znodes, ${s100.watchesPerJob} watches per job`, ''],
-      ['1000 jobs: bootstrap, RSS/job', `${f(s1000.bootstrapMs)}, ${f(s1000.rssPerJobKb)}`, `${s1000.znodesPerJob} znodes, ${s1000.watchesPerJob} watches per job`, '< 5 s, < 50 KB/job'],
+      ['10 jobs: bootstrap, RSS/job', `${f(s10?.bootstrapMs)}, ${f(s10?.rssPerJobKb)}`, `${s10?.znodesPerJob} znodes, ${s10?.watchesPerJob} watches per job`, ''],
+      ['100 jobs: bootstrap, RSS/job', `${f(s100?.bootstrapMs)}, ${f(s100?.rssPerJobKb)}`, `${s100?.znodesPerJob} znodes, ${s100?.watchesPerJob} watches per job`, ''],
+      ['1000 jobs: bootstrap, RSS/job', `${f(s1000?.bootstrapMs)}, ${f(s1000?.rssPerJobKb)}`, `${s1000?.znodesPerJob} znodes, ${s1000?.watchesPerJob} watches per job`, '< 5 s, < 50 KB/job'],
       ['8 processes × 100 jobs: all sharded', f(cluster), '', 'linear growth'],
     ];
     const widths = [0, 1, 2, 3].map((i) => Math.max(...rows.map((r) => r[i]!.length), 8));

@@ -8,7 +8,7 @@ import { LeaderService } from './election/leader.service.js';
 import { ExecutionService } from './execution/execution.service.js';
 import { FailoverService } from './failover/failover.service.js';
 import { ReconcileService } from './reconcile/reconcile.service.js';
-import { JobExecutor, type JobHandler } from './execution/job-executor.js';
+import { JobExecutor, PREPARE_AHEAD_MS, type JobHandler } from './execution/job-executor.js';
 import { InstanceService } from './instance/instance.service.js';
 import type { JobContext } from './job-context.js';
 import { JobListeners } from './listener/job-listeners.js';
@@ -104,7 +104,7 @@ export class JobScheduler {
     this.failover = new FailoverService(this.ctx, this.servers, this.instances);
     this.reconcile = new ReconcileService(this.ctx, this.configService, this.leader, this.instances, this.sharding, settings.reconcileMinuteMs);
     this.executor = new JobExecutor(this.ctx, this.configService, this.sharding, this.execution, this.failover, definition.handler);
-    this.trigger = new CronTrigger(definition.config.cron, definition.config.timeZone, () => this.executor.fire());
+    this.trigger = new CronTrigger(definition.config.cron, definition.config.timeZone, (at) => this.executor.fire(at.getTime()), PREPARE_AHEAD_MS);
     this.listeners = new JobListeners(this.ctx, this.configService, this.leader, this.servers, this.instances, this.sharding, this.failover, this.execution, {
       onScheduleChange: (config) => this.trigger.reschedule(config.cron, config.timeZone),
       onTrigger: () => this.executor.trigger(),

@@ -4,7 +4,7 @@ import { nextFireTime } from './cron-expression.js';
 const MAX_TIMEOUT_MS = 2_147_483_647;
 
 /**
- * Fires `onFire(scheduledAt)` at every cron instant. Like ElasticJob's Quartz trigger with
+ * Fires `onFire(scheduledAt)` at every cron instant (`leadMs` early, if asked). Like ElasticJob's Quartz trigger with
  * `withMisfireHandlingInstructionDoNothing`: instants missed while the process was blocked are skipped, never
  * replayed in a burst. The callback must not throw (it is the job's firing, which catches everything).
  */
@@ -18,6 +18,8 @@ export class CronTrigger {
     cron: string,
     timeZone: string | undefined,
     private readonly onFire: (scheduledAt: Date) => void,
+    /** Call `onFire` this much before the instant, so that the firing's coordination is done when it comes. */
+    private readonly leadMs = 0,
   ) {
     this.cron = cron;
     this.timeZone = timeZone;
@@ -60,7 +62,7 @@ export class CronTrigger {
 
   private armAt(at: Date): void {
     if (!this.running) return;
-    const wait = at.getTime() - Date.now();
+    const wait = at.getTime() - this.leadMs - Date.now();
     if (wait > MAX_TIMEOUT_MS) {
       this.timer = setTimeout(() => this.armAt(at), MAX_TIMEOUT_MS);
       return;
@@ -70,9 +72,9 @@ export class CronTrigger {
 
   private fire(at: Date): void {
     if (!this.running) return;
-    // Timers may fire a little early; never fire before the instant.
-    if (Date.now() < at.getTime()) {
-      this.timer = setTimeout(() => this.fire(at), at.getTime() - Date.now());
+    // Timers may fire a little early; never before the lead time.
+    if (Date.now() < at.getTime() - this.leadMs) {
+      this.timer = setTimeout(() => this.fire(at), at.getTime() - this.leadMs - Date.now());
       return;
     }
     // Next instant after max(scheduled, now): skips instants missed while blocked (DoNothing misfire policy).

@@ -12,6 +12,9 @@ import { builtInErrorHandler } from './job-error-handlers.js';
 
 export type JobHandler = (context: ShardingContext) => unknown;
 
+/** How long before a cron instant a firing starts its coordination (one ZooKeeper write, usually ~1 ms). */
+export const PREPARE_AHEAD_MS = 25;
+
 function describeFailure(error: unknown): string {
   if (error instanceof AggregateError) return `${error.message}: ${error.errors.map(describeFailure).join('; ')}`;
   return error instanceof Error ? (error.stack ?? error.message) : String(error);
@@ -50,14 +53,22 @@ export class JobExecutor {
     return [...this.running.keys()];
   }
 
-  /** Called by the cron trigger. Never throws. */
-  fire(): void {
+  /**
+   * Called by the cron trigger, a little before `scheduledAt` (PREPARE_AHEAD_MS): the coordination of the firing
+   * (sharding check, running markers) is done by then, and the items start at the instant. Never throws.
+   */
+  fire(scheduledAt?: number): void {
     if (this.stopped) return;
+    if (this.firing && scheduledAt !== undefined && Date.now() < scheduledAt) {
+      // Called early: the previous firing may still end before the instant.
+      setTimeout(() => this.fire(scheduledAt), scheduledAt - Date.now());
+      return;
+    }
     if (this.firing) {
       void this.onOverlap();
       return;
     }
-    this.firing = this.runFiring()
+    this.firing = this.runFiring(scheduledAt)
       .catch((error: unknown) => this.ctx.logger.error(`firing failed: ${describeFailure(error)}`))
       .finally(() => {
         this.firing = undefined;
@@ -124,7 +135,7 @@ export class JobExecutor {
     }
   }
 
-  private async runFiring(): Promise<void> {
+  private async runFiring(scheduledAt?: number): Promise<void> {
     if (!this.ctx.registry.isConnected()) {
       this.localMisfire = true;
       this.ctx.logger.warn('not connected to ZooKeeper: firing skipped (misfire)');
@@ -150,7 +161,7 @@ export class JobExecutor {
       this.ctx.logger.log(`items [${this.execution.runningItems(items).join(',')}] are still running: misfire, they run after completion`);
       return;
     }
-    await this.execute(items, config);
+    await this.execute(items, config, false, scheduledAt);
     // ElasticJob: while misfire && !needSharding && misfired items → clear and run again.
     while (!this.stopped && config.misfire && !this.sharding.isNeedSharding() && this.ctx.registry.isConnected()) {
       config = this.config.load();
@@ -208,9 +219,12 @@ export class JobExecutor {
     return items.filter((item) => !takenOff.has(item));
   }
 
-  private async execute(items: number[], config: JobConfiguration, failoverRun = false): Promise<void> {
+  private async execute(items: number[], config: JobConfiguration, failoverRun = false, startAt?: number): Promise<void> {
     if (items.length === 0) return;
     await this.execution.registerJobBegin(items, config);
+    // Prepared ahead of the cron instant: start the items on it, not before.
+    // (Timers may wake a millisecond early: loop until the instant has come.)
+    while (startAt !== undefined && startAt > Date.now()) await new Promise((resolve) => setTimeout(resolve, startAt - Date.now()));
     const parameters = parseShardingItemParameters(config.shardingItemParameters);
     const parameterOf = (item: number): string | undefined => (typeof parameters === 'string' ? undefined : parameters.get(item));
     const taskId = [this.ctx.jobName, items.join(','), 'READY', this.ctx.instanceId].join(INSTANCE_DELIMITER);
