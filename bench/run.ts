@@ -38,7 +38,7 @@ const percentile = (values: number[], p: number): number => {
 };
 
 function benchApp(env: Record<string, string>): LineProcess {
-  return new LineProcess(process.execPath, ['build/bench/fixtures/bench-app.js'], { ...process.env, ZK_CONNECT: zk.connectString, ...env });
+  return new LineProcess(process.execPath, ['--expose-gc', 'build/bench/fixtures/bench-app.js'], { ...process.env, ZK_CONNECT: zk.connectString, ...env });
 }
 
 async function observer(namespace: string): Promise<ZookeeperRegistryCenter> {
@@ -243,7 +243,7 @@ async function scaleCluster(processes: number, jobs: number): Promise<Figure> {
 // ---------------------------------------------------------------------------------------------- main
 
 async function main(): Promise<void> {
-  zk = await LocalZookeeper.start({ tickTimeMs: 200 });
+  zk = await LocalZookeeper.start({ tickTimeMs: 200, fastStart: false });
   const results: Record<string, unknown> = {
     machine: { cpus: cpus().length, cpuModel: cpus()[0]?.model, memoryGiB: Math.round(totalmem() / 2 ** 30), node: process.version },
     zookeeper: { version: '3.8 (Debian libzookeeper-java)', tickTimeMs: 200 },

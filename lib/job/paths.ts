@@ -35,6 +35,29 @@ export class JobNodePath {
     this.systemTimeCurrent = `${this.root}/systemTime/current`;
   }
 
+  /**
+   * The persistent directories of a job, parents first: created in one transaction at set-up, so that later
+   * writes never walk a missing path one node at a time.
+   */
+  skeleton(): string[] {
+    const leader = `${this.root}/leader`;
+    return [this.root, this.servers, this.instances, this.sharding, leader, `${leader}/election`, this.leaderElectionLatch, `${leader}/sharding`, `${leader}/failover`, this.failoverItems, this.failoverLatch, this.triggers];
+  }
+
+  /**
+   * What the job's cache reads of a node: leaves need their data only, directories their children only, and
+   * latch children not at all (the latch reads them itself). Saves ZooKeeper reads at start-up and per firing.
+   */
+  cacheShape(path: string): { data: boolean; children: boolean } | 'ignore' {
+    if (path.startsWith(`${this.leaderElectionLatch}/`) || path.startsWith(`${this.failoverLatch}/`)) return 'ignore';
+    if (path === this.leaderElectionLatch || path === this.failoverLatch) return 'ignore';
+    if (this.skeleton().includes(path)) return { data: path === this.root, children: true };
+    const rel = path.slice(this.root.length + 1).split('/');
+    // sharding/{i} is a directory; everything else below the skeleton is a leaf.
+    if (rel.length === 2 && rel[0] === 'sharding') return { data: false, children: true };
+    return { data: true, children: false };
+  }
+
   server(ip: string): string {
     return `${this.servers}/${ip}`;
   }

@@ -55,6 +55,8 @@ export class TreeCache {
     private readonly registry: ZookeeperRegistryCenter,
     readonly root: string,
     logContext = `ElasticJob:TreeCache:${root}`,
+    /** What to read of a node (default: data and children); 'ignore' leaves it out of the cache. */
+    private readonly shape: (path: string) => { data: boolean; children: boolean } | 'ignore' = () => ({ data: true, children: true }),
   ) {
     this.logger = new Logger(logContext);
   }
@@ -155,8 +157,14 @@ export class TreeCache {
   }
 
   /** Serialized per path: a refresh asked for while one runs is merged into one more pass. */
-  private refresh(path: string, what: Pending, epoch: number): void {
+  private refresh(path: string, asked: Pending, epoch: number): void {
     if (this.closed) return;
+    const shape = this.shape(path);
+    if (shape === 'ignore') return;
+    // A node whose data we skip is still read once, to learn it exists (a children read does that too).
+    const what: Pending = { data: asked.data && shape.data, children: asked.children && shape.children };
+    if (!what.data && !what.children) what.data = !shape.children;
+    if (!what.data && !what.children) what.children = true;
     const running = this.inflight.get(path);
     if (running) {
       running.data ||= what.data;
@@ -181,9 +189,13 @@ export class TreeCache {
 
   private async runRefresh(path: string, pending: Inflight): Promise<void> {
     try {
+      const shape = this.shape(path);
+      const wantsData = shape === 'ignore' || shape.data;
+      const wantsChildren = shape === 'ignore' || shape.children;
       while (!this.closed && (pending.data || pending.children)) {
-        const readData = pending.data || !this.nodes.has(path);
-        const readChildren = pending.children || !this.nodes.has(path);
+        const known = this.nodes.has(path);
+        const readData = wantsData && (pending.data || !known);
+        const readChildren = wantsChildren && (pending.children || !known);
         pending.data = false;
         pending.children = false;
         if (readData) {
@@ -207,11 +219,17 @@ export class TreeCache {
         if (readChildren) {
           const children = await this.registry.getChildren(path, this.watcher);
           if (this.closed) return;
-          const cached = this.nodes.get(path);
-          if (children === undefined || !cached) {
-            pending.data = true; // it vanished between the two reads: the data read settles it
-            continue;
+          if (children === undefined) {
+            this.removeSubtree(path);
+            if (path === this.root) await this.registry.exists(path, this.watcher);
+            return;
           }
+          if (!this.nodes.has(path)) {
+            // A directory whose data we do not read: it exists, with empty data.
+            this.nodes.set(path, { data: Buffer.alloc(0), version: 0, children: new Set() });
+            this.emit({ type: 'ADDED', path, data: '' });
+          }
+          const cached = this.nodes.get(path)!;
           const now = new Set(children);
           for (const gone of [...cached.children].filter((child) => !now.has(child))) {
             cached.children.delete(gone);

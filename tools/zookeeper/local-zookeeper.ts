@@ -27,6 +27,8 @@ export interface LocalZookeeperOptions {
   containerCheckIntervalMs?: number;
   /** Largest session timeout the server grants. Default 60000 ms (ZooKeeper's own default is 20 ticks). */
   maxSessionTimeoutMs?: number;
+  /** Quick JVM start (C1 compiler only, small heap): right for tests; benchmarks want the full JIT. Default true. */
+  fastStart?: boolean;
 }
 
 function commandExists(cmd: string): boolean {
@@ -113,6 +115,7 @@ export class LocalZookeeper {
       port: options.port ?? (await findFreePort()),
       containerCheckIntervalMs: options.containerCheckIntervalMs ?? 1000,
       maxSessionTimeoutMs: options.maxSessionTimeoutMs ?? 60_000,
+      fastStart: options.fastStart ?? true,
     };
     const dir = mkdtempSync(join(tmpdir(), 'nestjs-elastic-job-zk-'));
     mkdirSync(join(dir, 'data'));
@@ -139,9 +142,7 @@ export class LocalZookeeper {
     this.process = spawn(
       'java',
       [
-        '-Xmx256m',
-        '-XX:+UseSerialGC',
-        '-XX:TieredStopAtLevel=1',
+        ...(this.options.fastStart ? ['-Xmx256m', '-XX:+UseSerialGC', '-XX:TieredStopAtLevel=1'] : ['-Xmx1g']),
         `-Dznode.container.checkIntervalMs=${this.options.containerCheckIntervalMs}`,
         '-cp',
         classPath,

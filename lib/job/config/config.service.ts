@@ -31,6 +31,7 @@ export class ConfigService {
 
   /** Writes config + root when absent or `overwrite`; otherwise keeps ZooKeeper's config. */
   async setUp(): Promise<void> {
+    await this.ctx.storage.ensureSkeleton();
     const stored = await this.ctx.storage.getDirectly(this.ctx.paths.config);
     if (stored === undefined || this.local.overwrite) {
       await this.ctx.storage.persist(this.ctx.paths.root, this.owner);

@@ -96,7 +96,6 @@ export class ShardingService {
     }
     await storage.persistEphemeral(paths.shardingProcessing, '');
     try {
-      await this.resetShardingInfo(total);
       const instances = this.instances.getAvailableJobInstances();
       let result = resolveStrategy(config).sharding(instances, this.ctx.jobName, total);
       const problem = validateShardingResult(result, instances, total);
@@ -104,18 +103,40 @@ export class ShardingService {
         logger.error(`sharding strategy '${resolveStrategy(config).type}' ${problem}; using AVG_ALLOCATION this time`);
         result = AVG_ALLOCATION.sharding(instances, this.ctx.jobName, total);
       }
-      const ops: TransactionOp[] = [];
+      const assign: TransactionOp[] = [];
       for (const [instanceId, items] of result) {
-        for (const item of items) ops.push(storage.createOp(paths.shardingInstance(item), instanceId));
+        for (const item of items) assign.push(storage.createOp(paths.shardingInstance(item), instanceId));
       }
-      ops.push({ op: 'remove', path: paths.shardingNecessary }, { op: 'remove', path: paths.shardingProcessing });
-      await storage.transaction(ops);
+      assign.push({ op: 'remove', path: paths.shardingNecessary }, { op: 'remove', path: paths.shardingProcessing });
+      try {
+        // One transaction, planned from the cache: clear the old owners, make missing item nodes, assign.
+        await storage.transaction([...this.resetOpsFromCache(total), ...assign]);
+      } catch {
+        // The cache was behind: ElasticJob's way, step by step, then the assignment.
+        await this.resetShardingInfo(total);
+        await storage.transaction(assign);
+      }
       logger.log(`sharded ${total} item(s) over ${instances.length} instance(s): ${[...result].map(([id, items]) => `${id}=[${items.join(',')}]`).join(' ')}`);
     } catch (error) {
       await storage.remove(paths.shardingProcessing).catch(() => undefined);
       throw error;
     }
     await storage.settled();
+  }
+
+  private resetOpsFromCache(total: number): TransactionOp[] {
+    const { storage, paths } = this.ctx;
+    const ops: TransactionOp[] = [];
+    for (let item = 0; item < total; item++) {
+      if (!storage.has(paths.shardingItem(item))) ops.push(storage.createOp(paths.shardingItem(item), ''));
+      else if (storage.has(paths.shardingInstance(item))) ops.push({ op: 'remove', path: paths.shardingInstance(item) });
+    }
+    for (const name of storage.children(paths.sharding).filter((n) => /^\d+$/.test(n) && Number(n) >= total)) {
+      // Items beyond the new total: their children first, then the item node.
+      for (const child of storage.children(`${paths.sharding}/${name}`)) ops.push({ op: 'remove', path: `${paths.sharding}/${name}/${child}` });
+      ops.push({ op: 'remove', path: `${paths.sharding}/${name}` });
+    }
+    return ops;
   }
 
   private async resetShardingInfo(total: number): Promise<void> {

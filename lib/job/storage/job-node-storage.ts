@@ -21,7 +21,24 @@ export class JobNodeStorage {
     readonly paths: JobNodePath,
     private readonly logger: Logger,
   ) {
-    this.cache = new TreeCache(registry, paths.root, `ElasticJob:${paths.jobName}`);
+    this.cache = new TreeCache(registry, paths.root, `ElasticJob:${paths.jobName}`, (path) => paths.cacheShape(path));
+  }
+
+  /** Creates the job's missing directories in one transaction (a peer creating some meanwhile: one by one). */
+  async ensureSkeleton(): Promise<void> {
+    const skeleton = this.paths.skeleton();
+    const present = new Set(((await this.registry.getChildren(this.paths.root)) ?? []).map((name) => `${this.paths.root}/${name}`));
+    const rootExists = present.size > 0 || (await this.registry.exists(this.paths.root)) !== undefined;
+    if (rootExists) present.add(this.paths.root);
+    // Deeper directories exist when their top-level parent does (we create them together).
+    const missing = skeleton.filter((path) => !present.has(path) && !present.has(path.split('/').slice(0, 3).join('/')));
+    if (missing.length === 0) return;
+    try {
+      await this.registry.transaction(missing.map((path) => ({ op: 'create', path, data: Buffer.alloc(0), mode: 'PERSISTENT' })));
+    } catch (error) {
+      if (registryErrorCode(error) !== 'NODE_EXISTS' && registryErrorCode(error) !== 'NO_NODE') throw error;
+      for (const path of skeleton) await this.registry.ensurePath(path);
+    }
   }
 
   // ------------------------------------------------------------ reads (cache)
