@@ -253,9 +253,17 @@ async function main(): Promise<void> {
   const step = async <T>(name: string, run: () => Promise<T>): Promise<T> => {
     if (only && !only.some((prefix) => name.startsWith(prefix))) return (results[name] = undefined) as T;
     process.stderr.write(`[bench] ${name}...\n`);
-    const value = await run();
-    results[name] = value;
-    return value;
+    try {
+      const value = await run();
+      results[name] = value;
+      return value;
+    } catch (error) {
+      // One broken measure must not hide the others: it is reported as failed, with why.
+      const reason = error instanceof Error ? error.message.split('\n')[0]! : String(error);
+      process.stderr.write(`[bench] ${name} failed: ${reason}\n`);
+      results[name] = { failed: reason };
+      return undefined as T;
+    }
   };
   try {
     const oursHandover = await step('handover.nestjs-elastic-job', () => handover('nestjs-elastic-job'));
@@ -279,7 +287,7 @@ async function main(): Promise<void> {
       ['10 jobs: bootstrap, RSS/job', `${f(s10?.bootstrapMs)}, ${f(s10?.rssPerJobKb)}`, `${s10?.znodesPerJob} znodes, ${s10?.watchesPerJob} watches per job`, ''],
       ['100 jobs: bootstrap, RSS/job', `${f(s100?.bootstrapMs)}, ${f(s100?.rssPerJobKb)}`, `${s100?.znodesPerJob} znodes, ${s100?.watchesPerJob} watches per job`, ''],
       ['1000 jobs: bootstrap, RSS/job', `${f(s1000?.bootstrapMs)}, ${f(s1000?.rssPerJobKb)}`, `${s1000?.znodesPerJob} znodes, ${s1000?.watchesPerJob} watches per job`, '< 5 s, < 50 KB/job'],
-      ['8 processes × 100 jobs: all sharded', f(cluster), '', 'linear growth'],
+      ['8 processes × 100 jobs: all sharded', f(cluster), cluster ? '' : String((results['scale.8x100'] as { failed?: string } | undefined)?.failed ?? ''), 'linear growth'],
     ];
     const widths = [0, 1, 2, 3].map((i) => Math.max(...rows.map((r) => r[i]!.length), 8));
     const line = (cells: string[]): string => `| ${cells.map((c, i) => c.padEnd(widths[i]!)).join(' | ')} |`;
