@@ -18,6 +18,9 @@ export class JobNodePath {
   readonly failoverLatch: string;
   readonly triggers: string;
   readonly systemTimeCurrent: string;
+  private readonly skeletonPaths: readonly string[];
+  /** Looked up on every cache read: built once. */
+  private readonly skeletonSet: ReadonlySet<string>;
 
   constructor(readonly jobName: string) {
     this.root = `/${jobName}`;
@@ -33,15 +36,17 @@ export class JobNodePath {
     this.failoverLatch = `${this.root}/leader/failover/latch`;
     this.triggers = `${this.root}/trigger`;
     this.systemTimeCurrent = `${this.root}/systemTime/current`;
+    const leader = `${this.root}/leader`;
+    this.skeletonPaths = [this.root, this.servers, this.instances, this.sharding, leader, `${leader}/election`, this.leaderElectionLatch, `${leader}/sharding`, `${leader}/failover`, this.failoverItems, this.failoverLatch, this.triggers];
+    this.skeletonSet = new Set(this.skeletonPaths);
   }
 
   /**
    * The persistent directories of a job, parents first: created in one transaction at set-up, so that later
    * writes never walk a missing path one node at a time.
    */
-  skeleton(): string[] {
-    const leader = `${this.root}/leader`;
-    return [this.root, this.servers, this.instances, this.sharding, leader, `${leader}/election`, this.leaderElectionLatch, `${leader}/sharding`, `${leader}/failover`, this.failoverItems, this.failoverLatch, this.triggers];
+  skeleton(): readonly string[] {
+    return this.skeletonPaths;
   }
 
   /**
@@ -51,7 +56,7 @@ export class JobNodePath {
   cacheShape(path: string): { data: boolean; children: boolean } | 'ignore' {
     if (path.startsWith(`${this.leaderElectionLatch}/`) || path.startsWith(`${this.failoverLatch}/`)) return 'ignore';
     if (path === this.leaderElectionLatch || path === this.failoverLatch) return 'ignore';
-    if (this.skeleton().includes(path)) return { data: path === this.root, children: true };
+    if (this.skeletonSet.has(path)) return { data: path === this.root, children: true };
     const rel = path.slice(this.root.length + 1).split('/');
     // sharding/{i} is a directory; everything else below the skeleton is a leaf.
     if (rel.length === 2 && rel[0] === 'sharding') return { data: false, children: true };

@@ -161,10 +161,10 @@ export class TreeCache {
     if (this.closed) return;
     const shape = this.shape(path);
     if (shape === 'ignore') return;
-    // A node whose data we skip is still read once, to learn it exists (a children read does that too).
-    const what: Pending = { data: asked.data && shape.data, children: asked.children && shape.children };
-    if (!what.data && !what.children) what.data = !shape.children;
-    if (!what.data && !what.children) what.children = true;
+    // Ask only for what this node's shape reads; an event about a part it does not read (a directory's data)
+    // re-reads what it does, which also tells whether the node still exists.
+    const masked: Pending = { data: asked.data && shape.data, children: asked.children && shape.children };
+    const what: Pending = masked.data || masked.children ? masked : { data: shape.data, children: shape.children };
     const running = this.inflight.get(path);
     if (running) {
       running.data ||= what.data;

@@ -3,12 +3,13 @@ import { ZookeeperRegistryCenter } from '../../lib/registry/zookeeper-registry-c
 import { RegistryError } from '../../lib/errors/elastic-job.errors.js';
 import { TreeCache, type TreeEvent } from '../../lib/registry/tree-cache.js';
 import type { ConnectionStateChange } from '../../lib/registry/registry.types.js';
-import { TcpProxy } from '../../tools/zookeeper/tcp-proxy.js';
-import { eventually, killSession, startRegistry, uniqueNamespace, zkConnect } from '../support/zk.js';
+import { proxyTo, releaseAll } from '../support/resources.js';
+import { eventually, killSession, startRegistry, uniqueNamespace } from '../support/zk.js';
 
 const cleanups: Array<() => Promise<void> | void> = [];
 afterEach(async () => {
   while (cleanups.length) await cleanups.pop()?.();
+  await releaseAll();
 });
 
 describe('ZookeeperRegistryCenter on a real server', () => {
@@ -56,10 +57,7 @@ describe('ZookeeperRegistryCenter on a real server', () => {
   });
 
   it('goes SUSPENDED then RECONNECTED (same session) across a short cut, keeping its ephemeral nodes', async () => {
-    const [host, port] = zkConnect().split(',')[0]!.split(':');
-    const proxy = new TcpProxy(Number(port), host);
-    await proxy.start();
-    cleanups.push(() => proxy.stop());
+    const proxy = await proxyTo();
     const registry = await startRegistry({ serverLists: proxy.connectString });
     cleanups.push(() => registry.close());
     const states: ConnectionStateChange[] = [];
@@ -76,10 +74,7 @@ describe('ZookeeperRegistryCenter on a real server', () => {
   });
 
   it('after a forced session expiry: LOST, a new client and session, pending calls fail, new-session callbacks run', async () => {
-    const [host, port] = zkConnect().split(',')[0]!.split(':');
-    const proxy = new TcpProxy(Number(port), host);
-    await proxy.start();
-    cleanups.push(() => proxy.stop());
+    const proxy = await proxyTo();
     const registry = await startRegistry({ serverLists: proxy.connectString });
     cleanups.push(() => registry.close());
     const states: ConnectionStateChange[] = [];
@@ -111,10 +106,7 @@ describe('ZookeeperRegistryCenter on a real server', () => {
   });
 
   it('declares the session lost on its own clock during a silent partition', async () => {
-    const [host, port] = zkConnect().split(',')[0]!.split(':');
-    const proxy = new TcpProxy(Number(port), host);
-    await proxy.start();
-    cleanups.push(() => proxy.stop());
+    const proxy = await proxyTo();
     const registry = await startRegistry({ serverLists: proxy.connectString, sessionTimeoutMilliseconds: 2000 });
     cleanups.push(() => registry.close());
     const states: string[] = [];

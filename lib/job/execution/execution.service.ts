@@ -101,11 +101,10 @@ export class ExecutionService {
   /** Removes this instance's `running` markers (shutdown, new session). */
   async clearOwnRunningInfo(total: number): Promise<void> {
     const { storage, paths, instanceId } = this.ctx;
-    const own: string[] = [];
-    for (let item = 0; item < total; item++) {
-      if ((await storage.getDirectly(paths.running(item))) === instanceId) own.push(paths.running(item));
-    }
-    await this.removeMarkers(own);
+    // Direct reads (the cache may be behind on a new session), all at once rather than one item after another.
+    const markers = Array.from({ length: total }, (_, item) => paths.running(item));
+    const owners = await Promise.all(markers.map((path) => storage.getDirectly(path)));
+    await this.removeMarkers(markers.filter((_, index) => owners[index] === instanceId));
   }
 
   /** monitorExecution switched off: every `running` marker goes (ElasticJob's MonitorExecution listener). */
