@@ -1,4 +1,4 @@
-import { CronExpressionParser } from 'cron-parser';
+import { type CronExpression, CronExpressionParser } from 'cron-parser';
 
 /**
  * ElasticJob users write Quartz cron (`0/5 * * * * ?`). cron-parser reads `?` too; we also accept a Quartz year
@@ -11,8 +11,21 @@ export function normalizeCron(cron: string): string {
   return fields.map((field) => (field === '?' ? '*' : field)).join(' ');
 }
 
+// Parsing is the costly part of cron-parser (a thousand every-second jobs parse a thousand times a second
+// otherwise). Both caches are keyed by the expression and zone, so jobs sharing a cron share one entry; they
+// are pure (an expression is reset before each use) and bounded by the distinct crons an app declares.
+const validated = new Map<string, string | undefined>();
+const parsed = new Map<string, CronExpression>();
+
 /** Returns an error message, or undefined when the cron and time zone are usable. */
 export function validateCron(cron: unknown, timeZone: string | undefined): string | undefined {
+  if (typeof cron !== 'string') return checkCron(cron, timeZone);
+  const key = `${timeZone ?? ''}\u0000${cron}`;
+  if (!validated.has(key)) validated.set(key, checkCron(cron, timeZone));
+  return validated.get(key);
+}
+
+function checkCron(cron: unknown, timeZone: string | undefined): string | undefined {
   if (typeof cron !== 'string' || cron.trim() === '') return 'is required: a 6-field (with seconds) or 5-field cron expression';
   const fields = cron.trim().split(/\s+/);
   if (fields.length === 7 && fields[6] !== '*') return `'${cron}' has a Quartz year field; only '*' is supported there`;
@@ -39,5 +52,13 @@ export function validateTimeZone(timeZone: unknown): string | undefined {
 
 /** The next fire time strictly after `after`. */
 export function nextFireTime(cron: string, timeZone: string | undefined, after: Date): Date {
-  return CronExpressionParser.parse(normalizeCron(cron), { tz: timeZone, currentDate: after }).next().toDate();
+  const key = `${timeZone ?? ''}\u0000${cron}`;
+  let expression = parsed.get(key);
+  if (!expression) {
+    expression = CronExpressionParser.parse(normalizeCron(cron), { tz: timeZone, currentDate: after });
+    parsed.set(key, expression);
+  } else {
+    expression.reset(after);
+  }
+  return expression.next().toDate();
 }

@@ -8,6 +8,16 @@ describe('cron', () => {
     expect(nextFireTime('0 * * * *', 'UTC', from).toISOString()).toBe('2026-01-01T01:00:00.000Z');
     expect(nextFireTime('0 0 9 * * *', 'Europe/Berlin', from).toISOString()).toBe('2026-01-01T08:00:00.000Z');
   });
+  it('answers from any starting point when the parsed expression is reused', () => {
+    // The parsed expression is cached per cron: going back in time must not inherit the last answer.
+    const late = new Date('2026-03-01T10:00:07.000Z');
+    const early = new Date('2026-01-01T00:00:00.000Z');
+    expect(nextFireTime('*/10 * * * * *', undefined, late).toISOString()).toBe('2026-03-01T10:00:10.000Z');
+    expect(nextFireTime('*/10 * * * * *', undefined, early).toISOString()).toBe('2026-01-01T00:00:10.000Z');
+    expect(nextFireTime('*/10 * * * * *', 'Asia/Tokyo', early).toISOString()).toBe('2026-01-01T00:00:10.000Z');
+    expect(nextFireTime('0 0 9 * * *', 'Asia/Tokyo', early).toISOString()).toBe('2026-01-02T00:00:00.000Z');
+    expect(nextFireTime('0 0 9 * * *', 'Europe/Berlin', early).toISOString()).toBe('2026-01-01T08:00:00.000Z');
+  });
   it('accepts Quartz ? and a * year', () => {
     expect(normalizeCron('0/1 * * * * ?')).toBe('0/1 * * * * *');
     expect(normalizeCron('0 0 12 * * ? *')).toBe('0 0 12 * * *');
