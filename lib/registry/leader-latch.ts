@@ -34,6 +34,8 @@ export class LeaderLatch {
   private readonly logger: Logger;
   private state: LatchState = 'LATENT';
   private ourPath: string | undefined;
+  /** The session our node was created in: while it is still the session, the node is provably ours. */
+  private ourSession: string | undefined;
   private leader = false;
   private readonly waiters = new Set<() => void>();
   private unsubscribe: (() => void) | undefined;
@@ -139,6 +141,7 @@ export class LeaderLatch {
       return;
     }
     this.ourPath = created;
+    this.ourSession = this.registry.getSessionId();
     this.check();
   }
 
@@ -172,9 +175,13 @@ export class LeaderLatch {
     const index = sorted.indexOf(ourName);
     if (index < 0) return this.reset();
     if (index === 0) {
-      const ours = await this.registry.getData(this.ourPath);
-      if (this.state !== 'STARTED') return;
-      if (!ours || ours.stat.ephemeralOwner !== this.registry.getSessionId()) return this.reset();
+      // CURATOR-696: a node left by an earlier session must not lead. One created in the current session (the
+      // create answered on it, and the session never changed since) is ours without asking again.
+      if (this.ourSession === undefined || this.ourSession !== this.registry.getSessionId()) {
+        const ours = await this.registry.getData(this.ourPath);
+        if (this.state !== 'STARTED') return;
+        if (!ours || ours.stat.ephemeralOwner !== this.registry.getSessionId()) return this.reset();
+      }
       this.setLeadership(true);
       return;
     }

@@ -35,9 +35,9 @@ export class LeaderService {
   private async runElection(): Promise<void> {
     const { storage, paths, instanceId } = this.ctx;
     await storage.executeInLeader(paths.leaderElectionLatch, this.ctx.waitTimeoutMs, async () => {
-      // Read directly, not from the cache: inside the latch this is the check that makes one leader.
-      if ((await storage.getDirectly(paths.leaderElectionInstance)) === undefined) {
-        await storage.persistEphemeral(paths.leaderElectionInstance, instanceId);
+      // ElasticJob checks for the node and then creates it; inside the latch a plain create is the same check in
+      // one round trip (it fails with NODE_EXISTS when someone leads), and the node changes hands sooner.
+      if (await storage.createEphemeralIfAbsent(paths.leaderElectionInstance, instanceId)) {
         this.ctx.logger.log(`elected leader (${instanceId})`);
       }
     });

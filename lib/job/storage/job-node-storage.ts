@@ -113,6 +113,17 @@ export class JobNodeStorage {
    * Creates an ephemeral node for our session. An existing node of ours (same session) is kept as is, so a
    * retried create after a connection loss is harmless; a node of another session is replaced.
    */
+  /** Creates an ephemeral node; false when it already exists (whoever owns it). */
+  async createEphemeralIfAbsent(path: string, value: string): Promise<boolean> {
+    try {
+      await this.registry.createWithParents(path, utf8(value), 'EPHEMERAL');
+      return true;
+    } catch (error) {
+      if (registryErrorCode(error) === 'NODE_EXISTS') return false;
+      throw error;
+    }
+  }
+
   async persistEphemeral(path: string, value: string): Promise<void> {
     try {
       await this.registry.createWithParents(path, utf8(value), 'EPHEMERAL');
