@@ -216,7 +216,6 @@ export class ZookeeperRegistryCenter {
       retries: 0,
     });
     this.client = client;
-    this.batchSocketWrites(client);
     if (this.settings.digest) client.addAuthInfo('digest', Buffer.from(this.settings.digest, 'utf8'));
     const current = (): boolean => generation === this.generation && this.lifecycle === 'STARTED';
     client.on('connected', () => current() && this.onConnected(client));
@@ -313,37 +312,6 @@ export class ZookeeperRegistryCenter {
     (socket as Socket & { __elasticJobProbe?: boolean }).__elasticJobProbe = true;
     socket.on('data', () => {
       this.lastReceivedAt = Date.now();
-    });
-  }
-
-  /**
-   * node-zookeeper-client writes every request to the socket on its own (one syscall each: ~0.75 s of CPU when a
-   * thousand jobs register). Requests queued in the same tick are written in one corked batch instead. Guarded:
-   * if the client's internals are not what this expects, requests go out one by one as before.
-   */
-  private batchSocketWrites(client: Client): void {
-    type PacketQueue = { listeners(event: string): Array<() => void>; removeListener(event: string, fn: () => void): void; on(event: string, fn: () => void): void };
-    const manager = (client as unknown as { connectionManager?: { packetQueue?: PacketQueue; socket?: Socket } }).connectionManager;
-    const queue = manager?.packetQueue;
-    const writers = queue?.listeners('readable') ?? [];
-    if (!manager || !queue || writers.length !== 1) return;
-    const write = writers[0]!;
-    let scheduled = false;
-    queue.removeListener('readable', write);
-    queue.on('readable', () => {
-      if (scheduled) return;
-      scheduled = true;
-      process.nextTick(() => {
-        scheduled = false;
-        const socket = manager.socket;
-        const corked = socket !== undefined && !socket.destroyed && typeof socket.cork === 'function';
-        if (corked) socket.cork();
-        try {
-          write();
-        } finally {
-          if (corked) socket.uncork();
-        }
-      });
     });
   }
 
