@@ -74,8 +74,6 @@ export class JobScheduler {
   private readonly listeners: JobListeners;
   private readonly trigger: CronTrigger;
   private state: SchedulerState = 'LATENT';
-  /** Until registration reaches its own resharding-flag step, the listeners leave our own arrival to it. */
-  private registrationFlagsResharding = false;
   private readonly unsubscribes: Array<() => void> = [];
 
   constructor(
@@ -111,7 +109,6 @@ export class JobScheduler {
       onScheduleChange: (config) => this.trigger.reschedule(config.cron, config.timeZone),
       onTrigger: () => this.executor.trigger(),
       onFailoverWaiting: () => this.executor.failoverIfNecessary(),
-      isRegistering: () => this.registrationFlagsResharding,
     });
   }
 
@@ -145,7 +142,6 @@ export class JobScheduler {
     );
     try {
       await this.withRetries('registration', async () => {
-        this.registrationFlagsResharding = true;
         await this.configService.setUp();
         await this.ctx.storage.cache.start();
         this.listeners.start();
@@ -154,13 +150,10 @@ export class JobScheduler {
         await this.instances.persistOnline();
         await this.ctx.storage.settled();
         await this.servers.removeOfflineServers();
-        // From here on the listeners flag our own arrival again (e.g. leadership won after this check).
-        this.registrationFlagsResharding = false;
         if (this.leader.isLeader()) await this.sharding.setReshardingFlag();
         if (this.configService.load().failover) await this.failover.recoverLegacyCrashedItems(this.configService.load());
       });
     } catch (error) {
-      this.registrationFlagsResharding = false;
       // Half-registered is worse than absent: a leader that never fires would stall its peers.
       this.state = 'LATENT';
       this.listeners.stop();

@@ -38,8 +38,6 @@ export class JobListeners {
       onScheduleChange: (config: JobConfiguration) => void;
       onTrigger: () => void;
       onFailoverWaiting: () => Promise<void>;
-      /** True while the job registers: registration sets the resharding flag itself once it is done. */
-      isRegistering: () => boolean;
     },
   ) {
     this.lastConfig = config.load();
@@ -72,13 +70,7 @@ export class JobListeners {
     // A new leader reshards too: the instance that left may have been seen leaving while the old leader's node
     // was still there, so nobody flagged it (ElasticJob leaves that to its 10-minute reconcile).
     const becameLeader = event.path === paths.leaderElectionInstance && event.type === 'ADDED' && event.data === this.ctx.instanceId;
-    // Our own arrival (server, instance, leadership) while registering is flagged once by registration itself:
-    // reacting to each event too cost three more flag writes per job at start-up.
-    const ownArrival = becameLeader || paths.instanceIdOf(event.path) === this.ctx.instanceId || serverIp === ip;
-    const flaggedByRegistration = ownArrival && event.type !== 'DELETED' && this.hooks.isRegistering();
-    if ((membershipChanged || becameLeader) && !flaggedByRegistration && !this.isStaticallySharded()) {
-      this.run('resharding flag', () => this.sharding.setReshardingFlag());
-    }
+    if ((membershipChanged || becameLeader) && !this.isStaticallySharded()) this.run('resharding flag', () => this.sharding.setReshardingFlag());
     if (event.path === paths.config && event.type !== 'DELETED') this.onConfigChanged();
     const crashed = paths.instanceIdOf(event.path);
     if (crashed !== undefined && crashed !== this.ctx.instanceId && event.type === 'DELETED' && this.config.load().failover) {
