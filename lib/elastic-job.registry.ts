@@ -31,9 +31,9 @@ export class ElasticJobRegistry {
     return scheduler;
   }
 
-  /** ZooKeeper requests this process has sent (reads, writes) and watch events received, since start. */
-  getZookeeperStats(): { reads: number; writes: number; watchEvents: number } {
-    return { ...(this.orchestrator.registryCenter?.stats ?? { reads: 0, writes: 0, watchEvents: 0 }) };
+  /** ZooKeeper requests this process has sent (reads, writes, addWatch) and watch events received, since start. */
+  getZookeeperStats(): { reads: number; writes: number; watchRequests: number; watchEvents: number } {
+    return { ...(this.orchestrator.registryCenter?.stats ?? { reads: 0, writes: 0, watchRequests: 0, watchEvents: 0 }) };
   }
 
   /** Whether the ZooKeeper session is connected right now. */

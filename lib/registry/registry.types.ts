@@ -17,6 +17,8 @@ export interface NodeStat {
   ephemeralOwner: string;
   /** Last modification time, ms since epoch (server clock). */
   mtime: number;
+  /** Zxid of the last change: orders two reads of the same node. */
+  mzxid: bigint;
 }
 
 export interface NodeData {

@@ -11,43 +11,53 @@ export interface TreeEvent {
   data: string;
 }
 
+/** What to read of a node: its data, its children; 'ignore' leaves it (and what is below it) out of the cache. */
+export type NodeShape = { data: boolean; children: boolean } | 'ignore';
+
 interface CachedNode {
   data: Buffer;
   version: number;
+  /** 0n when the node came from our own create (its zxid is not in the answer): any read supersedes it. */
+  mzxid: bigint;
   children: Set<string>;
 }
 
-interface Pending {
-  data: boolean;
-  children: boolean;
+/** A node as read or as known from our own write; undefined: it is not there. */
+type Observed = { data: Buffer; version: number; mzxid: bigint } | undefined;
+
+interface SnapshotNode {
+  node: NonNullable<Observed>;
+  children: string[];
 }
 
-interface Inflight extends Pending {
-  /** Which wave of reads this refresh belongs to: see settled(). */
-  epoch: number;
-}
+const CONNECTION_TROUBLE = new Set(['CONNECTION_LOSS', 'SESSION_EXPIRED', 'CLOSED', 'OPERATION_TIMEOUT']);
+
+type Lifecycle = 'LATENT' | 'STARTED' | 'CLOSED';
 
 /**
- * A local mirror of one subtree, kept up to date with one-shot watches (TreeCache-style; node-zookeeper-client
- * cannot do ZooKeeper 3.6's persistent recursive watches, reference/zookeeper.md §2.6), exposing what
- * ElasticJob's CuratorCache gives its listeners: ADDED / UPDATED / DELETED per node.
+ * A local mirror of one subtree (ElasticJob's CuratorCache, same model): one persistent recursive watch on the
+ * root (ZooKeeper 3.6+ `addWatch`, as CuratorCache does), a full read after each time the watch is added (start
+ * and every reconnection, since events are not replayed), then one step per watch event, applied in the order
+ * ZooKeeper sent them: NODE_DELETED removes, NODE_CREATED and NODE_DATA_CHANGED read the node's data, except
+ * - for directories whose data nothing reads (they are added as they are announced), and
+ * - for nodes this process has just created itself (write-through: we know their data, version 0).
+ * So a steady-state firing, whose only writes are our own markers, reads nothing from ZooKeeper (SPEC §4.8).
  *
- * Reads at firing time come from here, so a steady-state firing reads nothing from ZooKeeper.
- * One stable watcher function serves every path (the client de-duplicates by identity). After a reconnect or a
- * new session the whole tree is re-read and the differences are emitted as events, as Curator's TreeCache does.
+ * Reads set off by events run concurrently, and their results are applied in event order; a read answer older
+ * than what is cached (by mzxid) is dropped. Listeners get ADDED / UPDATED / DELETED per node.
  */
 export class TreeCache {
   private readonly logger: Logger;
   private readonly nodes = new Map<string, CachedNode>();
   private readonly listeners = new Set<(event: TreeEvent) => void>();
-  private readonly inflight = new Map<string, Inflight>();
-  /** Refreshes in flight per epoch. A watch event, a start or a reconnect opens a new epoch; reads it sets off
-   * (children discovered on the way) stay in its epoch. */
-  private readonly outstandingByEpoch = new Map<number, number>();
-  private epoch = 0;
-  private readonly settleWaiters = new Set<() => void>();
-  private started = false;
-  private closed = false;
+  /** Our own creates in flight, by path: the CREATED event they cause needs no read. */
+  private readonly ownCreates = new Map<string, { data: Buffer; created: Promise<boolean> }>();
+  /** Steps are chained: each applies after the previous one, whatever order their reads come back in. */
+  private tail: Promise<void> = Promise.resolve();
+  /** The addWatch and full read after a (re)connection, while in flight. */
+  private resync: Promise<void> | undefined;
+  private resyncGeneration = 0;
+  private lifecycle: Lifecycle = 'LATENT';
   private unsubscribe: (() => void) | undefined;
   private readonly watcher = (event: WatchEvent): void => this.onWatch(event);
 
@@ -55,27 +65,33 @@ export class TreeCache {
     private readonly registry: ZookeeperRegistryCenter,
     readonly root: string,
     logContext = `ElasticJob:TreeCache:${root}`,
-    /** What to read of a node (default: data and children); 'ignore' leaves it out of the cache. */
-    private readonly shape: (path: string) => { data: boolean; children: boolean } | 'ignore' = () => ({ data: true, children: true }),
+    private readonly shape: (path: string) => NodeShape = () => ({ data: true, children: true }),
   ) {
     this.logger = new Logger(logContext);
   }
 
-  /** Loads the subtree and resolves once the first full read has settled. */
+  /**
+   * Adds the watch and loads the subtree; resolves once the load is applied. Rejects on connection trouble
+   * (call again to retry); after that, reconnections re-sync on their own.
+   */
   async start(): Promise<void> {
-    if (this.started) return;
-    this.started = true;
-    this.unsubscribe = this.registry.onStateChange((change) => this.onConnectionState(change));
-    this.refresh(this.root, { data: true, children: true }, ++this.epoch);
+    if (this.lifecycle === 'CLOSED') return;
+    if (this.lifecycle === 'LATENT') {
+      this.lifecycle = 'STARTED';
+      this.unsubscribe = this.registry.onStateChange((change) => this.onConnectionState(change));
+    }
+    await (this.resync ?? this.startResync());
     await this.settled();
   }
 
   close(): void {
-    this.closed = true;
+    if (this.lifecycle === 'CLOSED') return;
+    this.lifecycle = 'CLOSED';
     this.unsubscribe?.();
+    this.registry.removePersistentRecursiveWatch(this.root, this.watcher);
     this.listeners.clear();
     this.nodes.clear();
-    for (const wake of [...this.settleWaiters]) wake();
+    this.ownCreates.clear();
   }
 
   /** Listener errors are logged, never thrown into the cache. Returns an unsubscribe function. */
@@ -85,34 +101,42 @@ export class TreeCache {
   }
 
   /**
-   * Resolves when every read set off by an event received so far has landed (with the reads those set off in
-   * turn), so the cache reflects at least what ZooKeeper had told us at the call. Reads set off by later events
-   * are not waited for: under steady churn the cache is never idle, and this must not wait for it to be.
+   * Resolves when every step for an event received so far (and a re-sync under way) has been applied, so the
+   * cache reflects at least what ZooKeeper had told us at the call. Later events are not waited for.
    */
-  settled(timeoutMs = 30_000): Promise<void> {
-    const upTo = this.epoch;
-    const pending = (): boolean => !this.closed && [...this.outstandingByEpoch.keys()].some((epoch) => epoch <= upTo);
-    if (!pending()) return Promise.resolve();
-    return new Promise((resolve) => {
-      const wake = (): void => {
-        if (pending()) return;
-        clearTimeout(timer);
-        this.settleWaiters.delete(wake);
-        resolve();
-      };
-      const timer = setTimeout(() => {
-        this.settleWaiters.delete(wake);
-        this.logger.warn(`reads still outstanding after ${timeoutMs} ms; going on with what the cache has`);
-        resolve();
-      }, timeoutMs);
-      this.settleWaiters.add(wake);
+  async settled(timeoutMs = 30_000): Promise<void> {
+    if (this.lifecycle === 'CLOSED') return;
+    const resync = this.resync;
+    const done = (resync ? resync.catch(() => undefined) : Promise.resolve()).then(() => this.tail);
+    let timer: NodeJS.Timeout | undefined;
+    const timedOut = new Promise<'timeout'>((resolve) => {
+      timer = setTimeout(() => resolve('timeout'), timeoutMs);
     });
+    const outcome = await Promise.race([done, timedOut]);
+    clearTimeout(timer);
+    if (outcome === 'timeout') this.logger.warn(`reads still outstanding after ${timeoutMs} ms; going on with what the cache has`);
   }
 
-  private count(epoch: number, delta: number): void {
-    const next = (this.outstandingByEpoch.get(epoch) ?? 0) + delta;
-    if (next === 0) this.outstandingByEpoch.delete(epoch);
-    else this.outstandingByEpoch.set(epoch, next);
+  /**
+   * Write-through: the caller is about to create these nodes; once `outcome` succeeds their data is known, so
+   * the NODE_CREATED events they cause are applied without reading. Call before sending the write.
+   */
+  expectOwnCreates(creates: ReadonlyArray<{ path: string; data: Buffer }>, outcome: Promise<unknown>): void {
+    if (this.lifecycle !== 'STARTED') return;
+    const created = outcome.then(
+      () => true,
+      () => false,
+    );
+    for (const { path, data } of creates) {
+      if (path !== this.root && !path.startsWith(`${this.root}/`)) continue;
+      const entry = { data, created };
+      this.ownCreates.set(path, entry);
+      // Normally the event has taken the entry by the time the answer comes (ZooKeeper sends the notification
+      // first); without a watch in place (reconnecting) no event comes.
+      void created.then(() => {
+        if (this.ownCreates.get(path) === entry) this.ownCreates.delete(path);
+      });
+    }
   }
 
   has(path: string): boolean {
@@ -134,123 +158,151 @@ export class TreeCache {
     return [...this.nodes.keys()];
   }
 
-  private onWatch(event: WatchEvent): void {
-    if (this.closed || !(event.path === this.root || event.path.startsWith(`${this.root}/`))) return;
-    const epoch = ++this.epoch;
-    if (event.type === 'NODE_DELETED') {
-      this.removeSubtree(event.path);
-      if (event.path === this.root) this.refresh(this.root, { data: true, children: true }, epoch);
-    } else if (event.type === 'NODE_CHILDREN_CHANGED') {
-      this.refresh(event.path, { data: false, children: true }, epoch);
-    } else {
-      this.refresh(event.path, { data: true, children: event.type === 'NODE_CREATED' }, epoch);
-    }
-  }
+  // ---------------------------------------------------------------- re-sync: watch, then a full read
 
   private onConnectionState(change: ConnectionStateChange): void {
-    if (change.state !== 'RECONNECTED' || this.closed) return;
-    // Watches may have been lost (new session) or events missed: re-read everything we know.
-    const known = [...this.nodes.keys()];
-    if (known.length === 0) known.push(this.root);
-    const epoch = ++this.epoch;
-    for (const path of known) this.refresh(path, { data: true, children: true }, epoch);
-  }
-
-  /** Serialized per path: a refresh asked for while one runs is merged into one more pass. */
-  private refresh(path: string, asked: Pending, epoch: number): void {
-    if (this.closed) return;
-    const shape = this.shape(path);
-    if (shape === 'ignore') return;
-    // Ask only for what this node's shape reads; an event about a part it does not read (a directory's data)
-    // re-reads what it does, which also tells whether the node still exists.
-    const masked: Pending = { data: asked.data && shape.data, children: asked.children && shape.children };
-    const what: Pending = masked.data || masked.children ? masked : { data: shape.data, children: shape.children };
-    const running = this.inflight.get(path);
-    if (running) {
-      running.data ||= what.data;
-      running.children ||= what.children;
-      if (epoch < running.epoch) {
-        // An older wave now depends on this refresh too.
-        this.count(running.epoch, -1);
-        this.count(epoch, 1);
-        running.epoch = epoch;
-      }
-      return;
-    }
-    const pending: Inflight = { ...what, epoch };
-    this.inflight.set(path, pending);
-    this.count(epoch, 1);
-    void this.runRefresh(path, pending).finally(() => {
-      this.inflight.delete(path);
-      this.count(pending.epoch, -1);
-      for (const wake of [...this.settleWaiters]) wake();
+    if (change.state !== 'RECONNECTED' || this.lifecycle !== 'STARTED') return;
+    void this.startResync().catch((error: unknown) => {
+      // More connection trouble: the next reconnection tries again.
+      if (!CONNECTION_TROUBLE.has(registryErrorCode(error) ?? '')) this.logger.warn(`could not re-sync ${this.root}: ${describe(error)}`);
     });
   }
 
-  private async runRefresh(path: string, pending: Inflight): Promise<void> {
-    try {
-      const shape = this.shape(path);
-      const wantsData = shape === 'ignore' || shape.data;
-      const wantsChildren = shape === 'ignore' || shape.children;
-      while (!this.closed && (pending.data || pending.children)) {
-        const known = this.nodes.has(path);
-        const readData = wantsData && (pending.data || !known);
-        const readChildren = wantsChildren && (pending.children || !known);
-        pending.data = false;
-        pending.children = false;
-        if (readData) {
-          const node = await this.registry.getData(path, this.watcher);
-          if (this.closed) return;
-          if (!node) {
-            this.removeSubtree(path);
-            if (path === this.root) await this.registry.exists(path, this.watcher); // learn when it comes back
-            return;
-          }
-          const previous = this.nodes.get(path);
-          if (!previous) {
-            this.nodes.set(path, { data: node.data, version: node.stat.version, children: new Set() });
-            this.emit({ type: 'ADDED', path, data: node.data.toString('utf8') });
-          } else if (previous.version !== node.stat.version || !previous.data.equals(node.data)) {
-            previous.data = node.data;
-            previous.version = node.stat.version;
-            this.emit({ type: 'UPDATED', path, data: node.data.toString('utf8') });
-          }
+  private startResync(): Promise<void> {
+    const generation = ++this.resyncGeneration;
+    const resync = (async () => {
+      try {
+        await this.registry.addPersistentRecursiveWatch(this.root, this.watcher);
+      } catch (error) {
+        const code = registryErrorCode(error);
+        if (!CONNECTION_TROUBLE.has(code ?? '')) {
+          this.logger.error(`ZooKeeper refused a persistent recursive watch on ${this.root} (${code}): ZooKeeper 3.6 or later is required`);
         }
-        if (readChildren) {
-          const children = await this.registry.getChildren(path, this.watcher);
-          if (this.closed) return;
-          if (children === undefined) {
-            this.removeSubtree(path);
-            if (path === this.root) await this.registry.exists(path, this.watcher);
-            return;
-          }
-          if (!this.nodes.has(path)) {
-            // A directory whose data we do not read: it exists, with empty data.
-            this.nodes.set(path, { data: Buffer.alloc(0), version: 0, children: new Set() });
-            this.emit({ type: 'ADDED', path, data: '' });
-          }
-          const cached = this.nodes.get(path)!;
-          const now = new Set(children);
-          for (const gone of [...cached.children].filter((child) => !now.has(child))) {
-            cached.children.delete(gone);
-            this.removeSubtree(`${path}/${gone}`);
-          }
-          for (const child of children) {
-            // New, or listed before but never loaded (its first read failed on a connection loss).
-            if (!cached.children.has(child) || !this.nodes.has(`${path}/${child}`)) {
-              cached.children.add(child);
-              this.refresh(`${path}/${child}`, { data: true, children: true }, pending.epoch);
-            }
-          }
-        }
+        throw error;
       }
-    } catch (error) {
-      const code = registryErrorCode(error);
-      // Connection trouble: the reconnect handler re-reads the whole tree.
-      if (code !== 'CONNECTION_LOSS' && code !== 'SESSION_EXPIRED' && code !== 'CLOSED') {
-        this.logger.warn(`could not read ${path}: ${error instanceof Error ? error.message : String(error)}`);
+      // Reads start now, after the watch is in place; events arriving meanwhile are applied after the snapshot.
+      const snapshot = this.readSubtree(this.root);
+      await this.enqueue(async () => this.applySnapshot(await snapshot));
+    })();
+    this.resync = resync;
+    const clear = (): void => {
+      if (this.resyncGeneration === generation) this.resync = undefined;
+    };
+    resync.then(clear, clear);
+    return resync;
+  }
+
+  /** Reads the subtree as it is now (no watches: the recursive watch covers it). */
+  private async readSubtree(root: string): Promise<Map<string, SnapshotNode>> {
+    const snapshot = new Map<string, SnapshotNode>();
+    const visit = async (path: string): Promise<void> => {
+      const shape = this.shape(path);
+      if (shape === 'ignore') return;
+      const [node, children] = await Promise.all([
+        shape.data ? this.read(path) : this.registry.exists(path).then((stat) => (stat ? { data: Buffer.alloc(0), version: 0, mzxid: stat.mzxid } : undefined)),
+        shape.children ? this.registry.getChildren(path) : Promise.resolve([] as string[]),
+      ]);
+      // Gone meanwhile (either read says so): its deletion event follows.
+      if (!node || children === undefined) return;
+      snapshot.set(path, { node: shape.data ? node : { data: Buffer.alloc(0), version: 0, mzxid: node.mzxid }, children });
+      await Promise.all(children.map((child) => visit(`${path}/${child}`)));
+    };
+    await visit(root);
+    return snapshot;
+  }
+
+  private applySnapshot(snapshot: Map<string, SnapshotNode>): void {
+    // Gone while we were not watching: leaves first, as ZooKeeper deletes.
+    for (const path of [...this.nodes.keys()].sort((a, b) => b.length - a.length)) {
+      if (!snapshot.has(path)) this.removeSubtree(path);
+    }
+    // Parents before children (Map order is the visit order: a parent is set before its children are read).
+    for (const [path, { node, children }] of snapshot) {
+      this.applyNode(path, node, true);
+      const cached = this.nodes.get(path);
+      if (!cached) continue;
+      const listed = new Set(children);
+      for (const gone of [...cached.children].filter((child) => !listed.has(child) || !snapshot.has(`${path}/${child}`))) {
+        this.removeSubtree(`${path}/${gone}`);
       }
     }
+  }
+
+  // ---------------------------------------------------------------- events
+
+  private onWatch(event: WatchEvent): void {
+    if (this.lifecycle !== 'STARTED') return;
+    const { path } = event;
+    if (path !== this.root && !path.startsWith(`${this.root}/`)) return;
+    const shape = this.shape(path);
+    if (shape === 'ignore') return;
+    if (event.type === 'NODE_DELETED') {
+      void this.enqueue(() => this.removeSubtree(path));
+      return;
+    }
+    if (event.type !== 'NODE_CREATED' && event.type !== 'NODE_DATA_CHANGED') return;
+    let observed: Promise<Observed>;
+    const own = event.type === 'NODE_CREATED' ? this.ownCreates.get(path) : undefined;
+    if (own) {
+      this.ownCreates.delete(path);
+      observed = own.created.then((ok) => (ok ? { data: own.data, version: 0, mzxid: 0n } : this.read(path)));
+    } else if (!shape.data) {
+      // A directory: nothing reads its data; that it was created is all there is to know.
+      if (event.type === 'NODE_DATA_CHANGED') return;
+      observed = Promise.resolve({ data: Buffer.alloc(0), version: 0, mzxid: 0n });
+    } else {
+      observed = this.read(path);
+    }
+    void this.enqueue(async () => {
+      let node: Observed | 'unknown';
+      try {
+        node = await observed;
+      } catch (error) {
+        // A read lost to connection trouble: the re-sync after reconnection reads everything again.
+        if (!CONNECTION_TROUBLE.has(registryErrorCode(error) ?? '')) this.logger.warn(`could not read ${path}: ${describe(error)}`);
+        node = 'unknown';
+      }
+      if (node === undefined) this.removeSubtree(path); // deleted since: its own event follows
+      else if (node !== 'unknown') this.applyNode(path, node, false);
+    });
+  }
+
+  private enqueue(step: () => void | Promise<void>): Promise<void> {
+    const run = this.tail.then(async () => {
+      if (this.lifecycle === 'STARTED') await step();
+    });
+    // The chain goes on whatever a step does; the caller sees the step's own failure.
+    this.tail = run.catch(() => undefined);
+    return run;
+  }
+
+  private async read(path: string): Promise<Observed> {
+    const node = await this.registry.getData(path);
+    return node && { data: node.data, version: node.stat.version, mzxid: node.stat.mzxid };
+  }
+
+  private applyNode(path: string, node: NonNullable<Observed>, fromSnapshot: boolean): void {
+    const previous = this.nodes.get(path);
+    if (!previous) {
+      if (path !== this.root) {
+        // Only below a cached parent that lists its children (the same nodes a read of the tree would find).
+        const parentPath = path.slice(0, path.lastIndexOf('/'));
+        const parent = this.nodes.get(parentPath);
+        const parentShape = this.shape(parentPath);
+        if (!parent || parentShape === 'ignore' || !parentShape.children) return;
+        parent.children.add(path.slice(path.lastIndexOf('/') + 1));
+      }
+      this.nodes.set(path, { data: node.data, version: node.version, mzxid: node.mzxid, children: new Set() });
+      this.emit({ type: 'ADDED', path, data: node.data.toString('utf8') });
+      return;
+    }
+    // An answer older than what we have (reads race each other around a re-sync) is dropped.
+    if (!fromSnapshot && node.mzxid !== 0n && node.mzxid < previous.mzxid) return;
+    const changed = previous.version !== node.version || !previous.data.equals(node.data);
+    previous.data = node.data;
+    previous.version = node.version;
+    previous.mzxid = node.mzxid;
+    if (changed) this.emit({ type: 'UPDATED', path, data: node.data.toString('utf8') });
   }
 
   /** Removes a node and its descendants, leaves first (ZooKeeper's own deletion order), one DELETED each. */
@@ -273,4 +325,8 @@ export class TreeCache {
       }
     }
   }
+}
+
+function describe(error: unknown): string {
+  return error instanceof Error ? error.message : String(error);
 }

@@ -4,6 +4,7 @@ import type { Socket } from 'node:net';
 import zookeeper from 'node-zookeeper-client';
 import type { ACL, Client, Event as ZkEvent, Exception as ZkException, Stat } from 'node-zookeeper-client';
 import { RegistryError } from '../errors/elastic-job.errors.js';
+import { PERSISTENT_RECURSIVE, sendAddWatch, tapNotifications } from './persistent-watch.js';
 import type {
   ConnectionStateChange,
   NodeData,
@@ -46,6 +47,7 @@ function toStat(stat: Stat): NodeStat {
     numChildren: stat.numChildren,
     ephemeralOwner: stat.ephemeralOwner.toString('hex'),
     mtime: Number(stat.mtime.readBigInt64BE(0)),
+    mzxid: stat.mzxid.readBigInt64BE(0),
   };
 }
 
@@ -92,7 +94,9 @@ export class ZookeeperRegistryCenter {
   private readonly connectWaiters = new Set<() => void>();
   private readonly wrappedWatchers = new WeakMap<Watcher, (event: ZkEvent) => void>();
   /** Requests sent, by kind: what a firing costs, for benchmarks and operators. */
-  readonly stats = { reads: 0, writes: 0, watchEvents: 0 };
+  /** Persistent recursive watchers by namespace-relative root: see addPersistentRecursiveWatch. */
+  private readonly persistentWatchers = new Map<string, Set<Watcher>>();
+  readonly stats = { reads: 0, writes: 0, watchRequests: 0, watchEvents: 0 };
 
   constructor(config: ZookeeperConfiguration) {
     this.settings = {
@@ -216,6 +220,7 @@ export class ZookeeperRegistryCenter {
       retries: 0,
     });
     this.client = client;
+    tapNotifications(client, (type, fullPath) => current() && this.dispatchPersistent(type, fullPath));
     if (this.settings.digest) client.addAuthInfo('digest', Buffer.from(this.settings.digest, 'utf8'));
     const current = (): boolean => generation === this.generation && this.lifecycle === 'STARTED';
     client.on('connected', () => current() && this.onConnected(client));
@@ -346,7 +351,7 @@ export class ZookeeperRegistryCenter {
   private raw<T>(
     call: (client: Client, callback: (error: unknown, result?: T) => void) => void,
     path: string | undefined,
-    kind: 'reads' | 'writes' = 'writes',
+    kind: 'reads' | 'writes' | 'watchRequests' = 'writes',
   ): Promise<T> {
     this.stats[kind]++;
     return new Promise<T>((resolve, reject) => {
@@ -397,6 +402,48 @@ export class ZookeeperRegistryCenter {
       this.wrappedWatchers.set(watcher, wrapped);
     }
     return wrapped;
+  }
+
+  /**
+   * A ZooKeeper 3.6+ persistent recursive watch on `path` (which need not exist): `watcher` hears NODE_CREATED,
+   * NODE_DATA_CHANGED and NODE_DELETED for the node and every descendant (never NODE_CHILDREN_CHANGED), and keeps
+   * hearing them without being re-armed by a read. The server keeps it for the current connection only: call
+   * again after every reconnection (RECONNECTED, new session or not), then re-read what matters, since events
+   * are not replayed. Resolves once the server has confirmed.
+   */
+  async addPersistentRecursiveWatch(path: string, watcher: Watcher): Promise<void> {
+    let watchers = this.persistentWatchers.get(path);
+    if (!watchers) this.persistentWatchers.set(path, (watchers = new Set()));
+    watchers.add(watcher);
+    await this.raw<void>((c, cb) => sendAddWatch(c, this.full(path), PERSISTENT_RECURSIVE, (error) => cb(error)), path, 'watchRequests');
+  }
+
+  /**
+   * Stops calling `watcher`. The server-side watch stays until the connection ends (removeWatches could answer
+   * with an error code this client cannot parse, §2.5); its few notifications are dropped here.
+   */
+  removePersistentRecursiveWatch(path: string, watcher: Watcher): void {
+    const watchers = this.persistentWatchers.get(path);
+    watchers?.delete(watcher);
+    if (watchers?.size === 0) this.persistentWatchers.delete(path);
+  }
+
+  private dispatchPersistent(type: number, fullPath: string): void {
+    const eventType = EVENT_TYPES[type];
+    if (!eventType || eventType === 'NODE_CHILDREN_CHANGED' || this.persistentWatchers.size === 0) return;
+    const path = this.relative(fullPath);
+    if (path === fullPath) return; // outside our namespace
+    for (let root = path; ; root = root.slice(0, Math.max(1, root.lastIndexOf('/')))) {
+      for (const watcher of this.persistentWatchers.get(root) ?? []) {
+        this.stats.watchEvents++;
+        try {
+          watcher({ type: eventType, path });
+        } catch (error) {
+          this.logger.error(`persistent watcher on ${root} failed: ${String(error)}`);
+        }
+      }
+      if (root === '/') return;
+    }
   }
 
   /** The node's data and stat, or undefined when it does not exist. */

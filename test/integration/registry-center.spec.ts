@@ -116,6 +116,28 @@ describe('ZookeeperRegistryCenter on a real server', () => {
     proxy.restore();
     await eventually(() => registry.isConnected(), (c) => c, 15_000, 'connected again');
   });
+
+  it('a persistent recursive watch hears every create, change and delete below its root, with no read to re-arm it', async () => {
+    const namespace = uniqueNamespace('addwatch');
+    const watching = await startRegistry({ namespace });
+    const writer = await startRegistry({ namespace });
+    cleanups.push(() => watching.close(), () => writer.close());
+    const heard: string[] = [];
+    await watching.addPersistentRecursiveWatch('/w', (e) => heard.push(`${e.type} ${e.path}`));
+    const requestsBefore = { ...watching.stats };
+    await writer.createWithParents('/w/a/b', Buffer.from('1'), 'PERSISTENT');
+    await writer.setData('/w/a/b', Buffer.from('2'));
+    await writer.setData('/w/a/b', Buffer.from('3'));
+    await writer.createWithParents('/elsewhere', Buffer.alloc(0), 'PERSISTENT');
+    await writer.remove('/w/a/b');
+    const expected = ['NODE_CREATED /w', 'NODE_CREATED /w/a', 'NODE_CREATED /w/a/b', 'NODE_DATA_CHANGED /w/a/b', 'NODE_DATA_CHANGED /w/a/b', 'NODE_DELETED /w/a/b'];
+    await eventually(() => heard, (h) => h.length >= expected.length, 5000, 'six events');
+    expect(heard).toEqual(expected);
+    expect(watching.stats.reads - requestsBefore.reads).toBe(0);
+    expect(watching.stats.watchRequests - requestsBefore.watchRequests).toBe(0);
+    // The client survives the body-less answer: a plain request right after still works.
+    expect(await watching.getChildren('/w')).toEqual(['a']);
+  });
 });
 
 describe('TreeCache', () => {
@@ -152,6 +174,66 @@ describe('TreeCache', () => {
     ]);
     await cache.settled();
     expect(cache.get('/job/sharding/0/instance')).toBe('me');
+  });
+
+  it('follows our own creates without reading them, and reads what others write', async () => {
+    const registry = await startRegistry();
+    cleanups.push(() => registry.close());
+    await registry.ensurePath('/job/sharding/0');
+    const shape = (path: string) => (path === '/job/sharding/0/running' || path === '/job/other' ? { data: true, children: false } : { data: false, children: true });
+    const cache = new TreeCache(registry, '/job', 'test', shape);
+    cleanups.push(() => cache.close());
+    await cache.start();
+    const before = registry.stats.reads;
+    for (let firing = 0; firing < 5; firing++) {
+      const ops = [{ op: 'create' as const, path: '/job/sharding/0/running', data: Buffer.from(`me-${firing}`), mode: 'EPHEMERAL' as const }];
+      const write = registry.transaction(ops);
+      cache.expectOwnCreates(ops, write);
+      await write;
+      await cache.settled();
+      expect(cache.get('/job/sharding/0/running')).toBe(`me-${firing}`);
+      await registry.transaction([{ op: 'remove', path: '/job/sharding/0/running' }]);
+      await cache.settled();
+      expect(cache.has('/job/sharding/0/running')).toBe(false);
+    }
+    await registry.createWithParents('/job/sharding/1', Buffer.alloc(0), 'PERSISTENT'); // a directory: announced, not read
+    await cache.settled();
+    expect(cache.children('/job/sharding').sort()).toEqual(['0', '1']);
+    expect(registry.stats.reads - before).toBe(0);
+    await registry.createWithParents('/job/other', Buffer.from('theirs'), 'PERSISTENT'); // not announced as ours: read
+    await cache.settled();
+    expect(cache.get('/job/other')).toBe('theirs');
+    expect(registry.stats.reads - before).toBe(1);
+  });
+
+  it('re-syncs after a reconnection: changes made while cut off arrive as events, and later ones keep arriving', async () => {
+    const proxy = await proxyTo();
+    const namespace = uniqueNamespace('resync');
+    const registry = await startRegistry({ namespace, serverLists: proxy.connectString, sessionTimeoutMilliseconds: 10_000 });
+    const writer = await startRegistry({ namespace });
+    cleanups.push(() => registry.close(), () => writer.close());
+    await writer.createWithParents('/job/config', Buffer.from('v1'), 'PERSISTENT');
+    await writer.createWithParents('/job/gone', Buffer.from('x'), 'PERSISTENT');
+    const cache = new TreeCache(registry, '/job');
+    cleanups.push(() => cache.close());
+    const events: TreeEvent[] = [];
+    cache.listen((e) => events.push(e));
+    await cache.start();
+    const states: string[] = [];
+    registry.onStateChange((s) => states.push(s.state));
+    proxy.cut();
+    await eventually(() => states, (s) => s.includes('SUSPENDED'), 5000, 'SUSPENDED');
+    await writer.setData('/job/config', Buffer.from('v2'));
+    await writer.remove('/job/gone');
+    await writer.createWithParents('/job/new', Buffer.from('n'), 'PERSISTENT');
+    proxy.restore();
+    await eventually(() => [cache.get('/job/config'), cache.has('/job/gone'), cache.get('/job/new')], (v) => v[0] === 'v2' && !v[1] && v[2] === 'n', 15_000, 'caught up');
+    expect(events).toContainEqual({ type: 'UPDATED', path: '/job/config', data: 'v2' });
+    expect(events).toContainEqual({ type: 'DELETED', path: '/job/gone', data: 'x' });
+    expect(events).toContainEqual({ type: 'ADDED', path: '/job/new', data: 'n' });
+    // The watch was added again on the new connection: a change made now is heard too.
+    await writer.setData('/job/config', Buffer.from('v3'));
+    await eventually(() => cache.get('/job/config'), (v) => v === 'v3', 5000, 'v3 heard after the reconnection');
   });
 });
 

@@ -103,7 +103,7 @@ export class JobNodeStorage {
   /** Creates a persistent node if it is missing; leaves an existing one alone. */
   async createIfNeeded(path: string, value = ''): Promise<void> {
     try {
-      await this.registry.createWithParents(path, utf8(value), 'PERSISTENT');
+      await this.writeThrough([{ path, data: utf8(value) }], this.registry.createWithParents(path, utf8(value), 'PERSISTENT'));
     } catch (error) {
       if (registryErrorCode(error) !== 'NODE_EXISTS') throw error;
     }
@@ -116,7 +116,7 @@ export class JobNodeStorage {
   /** Creates an ephemeral node; false when it already exists (whoever owns it). */
   async createEphemeralIfAbsent(path: string, value: string): Promise<boolean> {
     try {
-      await this.registry.createWithParents(path, utf8(value), 'EPHEMERAL');
+      await this.writeThrough([{ path, data: utf8(value) }], this.registry.createWithParents(path, utf8(value), 'EPHEMERAL'));
       return true;
     } catch (error) {
       if (registryErrorCode(error) === 'NODE_EXISTS') return false;
@@ -126,7 +126,7 @@ export class JobNodeStorage {
 
   async persistEphemeral(path: string, value: string): Promise<void> {
     try {
-      await this.registry.createWithParents(path, utf8(value), 'EPHEMERAL');
+      await this.writeThrough([{ path, data: utf8(value) }], this.registry.createWithParents(path, utf8(value), 'EPHEMERAL'));
     } catch (error) {
       if (registryErrorCode(error) !== 'NODE_EXISTS') throw error;
       const existing = await this.registry.getData(path);
@@ -150,7 +150,14 @@ export class JobNodeStorage {
   /** A multi-op, with `check(/{job})` first as ElasticJob does. */
   async transaction(ops: TransactionOp[]): Promise<void> {
     if (ops.length === 0) return;
-    await this.registry.transaction([{ op: 'check', path: this.paths.root }, ...ops]);
+    const creates = ops.flatMap((op) => (op.op === 'create' ? [{ path: op.path, data: op.data }] : []));
+    await this.writeThrough(creates, this.registry.transaction([{ op: 'check', path: this.paths.root }, ...ops]));
+  }
+
+  /** Our own creates reach the cache without a read (see TreeCache.expectOwnCreates). */
+  private writeThrough<T>(creates: Array<{ path: string; data: Buffer }>, write: Promise<T>): Promise<T> {
+    if (creates.length > 0) this.cache.expectOwnCreates(creates, write);
+    return write;
   }
 
   createOp(path: string, value: string, mode: NodeMode = 'PERSISTENT'): TransactionOp {

@@ -1,0 +1,107 @@
+import { createRequire } from 'node:module';
+import type { Client } from 'node-zookeeper-client';
+
+/**
+ * ZooKeeper 3.6+ persistent recursive watches (`addWatch`, opcode 106) for node-zookeeper-client, which has no
+ * API for them (reference/zookeeper.md §2.4, §2.5). Without them every watch event costs a read to re-arm the
+ * watch, and a steady-state firing would read from ZooKeeper (SPEC §4.8 says it must not).
+ *
+ * Two small, contained reaches into the client's internals (version pinned in package.json; the project is
+ * unmaintained, so they will not move under us):
+ * - the request goes through the connection manager's queue like any other; once serialized its header says
+ *   SET_WATCHES, the only body-less answer the client knows, so the server's `ErrorResponse(0)` is accepted
+ *   instead of making the client drop the connection;
+ * - notifications are seen before the client's one-shot watcher manager, which ignores paths it has no
+ *   one-shot watcher for and would otherwise drop ours.
+ *
+ * A persistent watch belongs to one connection: the client's reconnect (SET_WATCHES) does not carry it, so the
+ * owner re-adds it on every (re)connection, as Curator's PersistentWatcher does.
+ */
+
+interface JuteRecord {
+  byteLength(): number;
+  serialize(buffer: Buffer, offset: number): number;
+  setChrootPath?(path: string): void;
+}
+interface JuteRequestHeader extends JuteRecord {
+  xid: number;
+  type: number;
+}
+interface Jute {
+  OP_CODES: { SET_WATCHES: number };
+  protocol: { RequestHeader: new () => JuteRequestHeader };
+  Request: new (header: JuteRequestHeader, payload: JuteRecord) => { toBuffer(): Buffer };
+}
+interface RawWatcherEvent {
+  type: number;
+  path: string;
+}
+interface ConnectionManagerInternals {
+  queue(request: unknown, callback: (error: unknown) => void): void;
+  watcherManager: { emit(event: RawWatcherEvent): void; __elasticJobTap?: boolean };
+}
+
+const jute = createRequire(import.meta.url)('node-zookeeper-client/lib/jute/index.js') as Jute;
+
+const ADD_WATCH = 106;
+export const PERSISTENT_RECURSIVE = 1;
+
+/** `AddWatchRequest { ustring path; int mode }`. */
+class AddWatchRequest implements JuteRecord {
+  private readonly pathBytes: Buffer;
+
+  constructor(
+    path: string,
+    private readonly mode: number,
+  ) {
+    this.pathBytes = Buffer.from(path, 'utf8');
+  }
+
+  byteLength(): number {
+    return 4 + this.pathBytes.length + 4;
+  }
+
+  serialize(buffer: Buffer, offset: number): number {
+    let at = buffer.writeInt32BE(this.pathBytes.length, offset);
+    at += this.pathBytes.copy(buffer, at);
+    at = buffer.writeInt32BE(this.mode, at);
+    return at - offset;
+  }
+}
+
+function internals(client: Client): ConnectionManagerInternals {
+  const manager = (client as unknown as { connectionManager?: ConnectionManagerInternals }).connectionManager;
+  if (!manager || typeof manager.queue !== 'function' || typeof manager.watcherManager?.emit !== 'function') {
+    throw new Error('this node-zookeeper-client has an unexpected shape: persistent watches are unavailable');
+  }
+  return manager;
+}
+
+/** Sends `addWatch(fullPath, mode)`; the callback gets the client's error (CONNECTION_LOSS, ...) or null. */
+export function sendAddWatch(client: Client, fullPath: string, mode: number, callback: (error: unknown) => void): void {
+  const header = new jute.protocol.RequestHeader();
+  header.type = ADD_WATCH;
+  const request = new jute.Request(header, new AddWatchRequest(fullPath, mode));
+  const serialize = request.toBuffer.bind(request);
+  request.toBuffer = () => {
+    header.type = ADD_WATCH;
+    const bytes = serialize();
+    header.type = jute.OP_CODES.SET_WATCHES; // read back by the client when the (body-less) answer arrives
+    return bytes;
+  };
+  internals(client).queue(request, callback);
+}
+
+/** Calls `listener(type, fullPath)` for every notification the client receives, then lets the client go on. */
+export function tapNotifications(client: Client, listener: (type: number, fullPath: string) => void): void {
+  const watchers = internals(client).watcherManager;
+  if (watchers.__elasticJobTap) return;
+  watchers.__elasticJobTap = true;
+  const emit = watchers.emit.bind(watchers);
+  watchers.emit = (event: RawWatcherEvent): void => {
+    listener(event.type, event.path);
+    // The client throws inside its socket handler on types it does not know (5 to 7 are the watch-removed
+    // events, §2.5): never hand it one.
+    if (event.type >= 1 && event.type <= 4) emit(event);
+  };
+}
