@@ -4,6 +4,7 @@ import type { Socket } from 'node:net';
 import zookeeper from 'node-zookeeper-client';
 import type { ACL, Client, Event as ZkEvent, Exception as ZkException, Stat } from 'node-zookeeper-client';
 import { RegistryError } from '../errors/elastic-job.errors.js';
+import { streamlineClientIo } from './client-io.js';
 import { PERSISTENT_RECURSIVE, sendAddWatch, tapNotifications } from './persistent-watch.js';
 import type {
   ConnectionStateChange,
@@ -220,6 +221,7 @@ export class ZookeeperRegistryCenter {
       retries: 0,
     });
     this.client = client;
+    streamlineClientIo(client);
     tapNotifications(client, (type, fullPath) => current() && this.dispatchPersistent(type, fullPath));
     if (this.settings.digest) client.addAuthInfo('digest', Buffer.from(this.settings.digest, 'utf8'));
     const current = (): boolean => generation === this.generation && this.lifecycle === 'STARTED';

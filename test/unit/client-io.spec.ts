@@ -1,0 +1,32 @@
+import { describe, expect, it } from 'vitest';
+import { FrameReader } from '../../lib/registry/client-io.js';
+
+const frame = (body: string): Buffer => {
+  const bytes = Buffer.from(body);
+  const out = Buffer.alloc(4 + bytes.length);
+  out.writeInt32BE(bytes.length, 0);
+  bytes.copy(out, 4);
+  return out;
+};
+
+describe('FrameReader (ZooKeeper framing ahead of node-zookeeper-client)', () => {
+  it('hands over every whole frame of a chunk, one by one, and keeps a split frame until it is complete', () => {
+    const reader = new FrameReader(undefined);
+    const stream = Buffer.concat([frame('a'), frame('bb'), frame('ccc'), frame(''), frame('dddd')]);
+    const seen: string[] = [];
+    // Every split point, including inside a length prefix.
+    for (const cut of [1, 3, 5, 9, 14, 20]) {
+      seen.length = 0;
+      for (const chunk of [stream.subarray(0, cut), stream.subarray(cut, cut + 2), stream.subarray(cut + 2)]) {
+        for (const f of reader.push(chunk)) seen.push(f.subarray(4).toString());
+      }
+      expect(seen, `cut at ${cut}`).toEqual(['a', 'bb', 'ccc', '', 'dddd']);
+    }
+  });
+
+  it('passes frames as they are, length prefix included', () => {
+    const reader = new FrameReader(undefined);
+    const frames = [...reader.push(Buffer.concat([frame('xyz'), frame('q')]))];
+    expect(frames.map((f) => f.toString('hex'))).toEqual([frame('xyz').toString('hex'), frame('q').toString('hex')]);
+  });
+});
