@@ -142,8 +142,9 @@ export class JobScheduler {
     );
     try {
       await this.withRetries('registration', async () => {
-        await this.configService.setUp();
+        // The cache first: the set-up is planned from it, and our own writes reach it without reads.
         await this.ctx.storage.cache.start();
+        await this.configService.setUp();
         this.listeners.start();
         await this.leader.electLeader();
         await this.servers.persistOnline(!this.configService.load().disabled);

@@ -57,6 +57,8 @@ export class TreeCache {
   /** The addWatch and full read after a (re)connection, while in flight. */
   private resync: Promise<void> | undefined;
   private resyncGeneration = 0;
+  /** The watch is in place on this connection and the subtree was read since. */
+  private synced = false;
   private lifecycle: Lifecycle = 'LATENT';
   private unsubscribe: (() => void) | undefined;
   private readonly watcher = (event: WatchEvent): void => this.onWatch(event);
@@ -80,7 +82,7 @@ export class TreeCache {
       this.lifecycle = 'STARTED';
       this.unsubscribe = this.registry.onStateChange((change) => this.onConnectionState(change));
     }
-    await (this.resync ?? this.startResync());
+    if (!this.synced) await (this.resync ?? this.startResync());
     await this.settled();
   }
 
@@ -162,6 +164,7 @@ export class TreeCache {
 
   private onConnectionState(change: ConnectionStateChange): void {
     if (change.state !== 'RECONNECTED' || this.lifecycle !== 'STARTED') return;
+    this.synced = false;
     void this.startResync().catch((error: unknown) => {
       // More connection trouble: the next reconnection tries again.
       if (!CONNECTION_TROUBLE.has(registryErrorCode(error) ?? '')) this.logger.warn(`could not re-sync ${this.root}: ${describe(error)}`);
@@ -183,6 +186,7 @@ export class TreeCache {
       // Reads start now, after the watch is in place; events arriving meanwhile are applied after the snapshot.
       const snapshot = this.readSubtree(this.root);
       await this.enqueue(async () => this.applySnapshot(await snapshot));
+      if (this.resyncGeneration === generation) this.synced = true;
     })();
     this.resync = resync;
     const clear = (): void => {

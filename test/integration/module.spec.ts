@@ -41,6 +41,32 @@ class EverySecondJobs {
 }
 
 describe('ElasticJobModule in one process against a real ZooKeeper', () => {
+  it('sets a new job up in one transaction, from its cache, reading almost nothing; a restart rewrites nothing', async () => {
+    @Injectable()
+    class QuietJob {
+      @ShardedJob({ jobName: 'quiet', cron: '0 0 0 1 1 *', shardingTotalCount: 2, overwrite: true })
+      run(): void {}
+    }
+    const namespace = uniqueNamespace('setup');
+    const first = await boot(namespace, [QuietJob]);
+    const stats = first.get(ElasticJobRegistry).getZookeeperStats();
+    // The conflict check, the cache's first look at the (missing) root, the latch listing: nothing else.
+    expect(stats.reads).toBeLessThanOrEqual(4);
+    const zk = await startRegistry({ namespace });
+    closers.push(() => zk.close());
+    for (const path of ['/quiet/config', '/quiet/servers', '/quiet/instances', '/quiet/sharding', '/quiet/leader/election/latch', '/quiet/leader/failover/items', '/quiet/trigger']) {
+      expect(await zk.exists(path), path).toBeDefined();
+    }
+    expect((await zk.getData('/quiet'))?.data.toString()).toBe('QuietJob.run');
+    await first.close();
+    await boot(namespace, [QuietJob]);
+    // Same configuration, overwrite on: the config, root and server nodes are left as they are.
+    expect((await zk.exists('/quiet/config'))?.version).toBe(0);
+    expect((await zk.exists('/quiet'))?.version).toBe(0);
+    const servers = (await zk.getChildren('/quiet/servers')) ?? [];
+    expect((await zk.exists(`/quiet/servers/${servers[0]}`))?.version).toBe(0);
+  });
+
   it('registers the ElasticJob layout and runs every item once per firing with its parameter', async () => {
     const namespace = uniqueNamespace('module');
     calls.length = 0;

@@ -1,4 +1,6 @@
 import { JobConflictError } from '../../errors/elastic-job.errors.js';
+import type { TransactionOp } from '../../registry/registry.types.js';
+import { registryErrorCode } from '../../registry/zookeeper-registry-center.js';
 import { validateCron, validateTimeZone } from '../../schedule/cron-expression.js';
 import { BUILT_IN_SHARDING_STRATEGIES } from '../sharding/strategies/sharding-strategies.js';
 import { parseShardingItemParameters } from '../sharding/sharding-item-parameters.js';
@@ -29,8 +31,37 @@ export class ConfigService {
     }
   }
 
-  /** Writes config + root when absent or `overwrite`; otherwise keeps ZooKeeper's config. */
+  /**
+   * Writes config + root when absent or `overwrite`; otherwise keeps ZooKeeper's config. Planned from the job's
+   * cache (started first): what is missing or different goes in one transaction, and a new job's whole tree is
+   * one request. When a peer sets the job up at the same moment, the transaction fails and the step-by-step way,
+   * reading ZooKeeper directly, takes over.
+   */
   async setUp(): Promise<void> {
+    const { storage, paths } = this.ctx;
+    const yaml = toConfigYaml(this.local);
+    const root = storage.get(paths.root);
+    const stored = storage.get(paths.config);
+    const writeConfig = stored === undefined || this.local.overwrite;
+    const ops: TransactionOp[] = [];
+    if (root === undefined) ops.push(storage.createOp(paths.root, this.owner));
+    else if ((writeConfig || root.trim() === '') && root !== this.owner) ops.push(storage.setDataOp(paths.root, this.owner));
+    for (const path of storage.missingSkeleton()) if (path !== paths.root) ops.push(storage.createOp(path, ''));
+    if (stored === undefined) ops.push(storage.createOp(paths.config, yaml));
+    else if (writeConfig && stored !== yaml) ops.push(storage.setDataOp(paths.config, yaml));
+    try {
+      await storage.transactionWithoutRootCheck(ops);
+    } catch (error) {
+      const code = registryErrorCode(error);
+      if (code !== 'NODE_EXISTS' && code !== 'NO_NODE') throw error;
+      await this.setUpDirectly();
+    }
+    await storage.settled();
+    if (!writeConfig) this.ctx.logger.log('using the configuration stored in ZooKeeper (set overwrite: true to replace it with the local one)');
+  }
+
+  /** The same set-up, step by step from direct reads. */
+  private async setUpDirectly(): Promise<void> {
     await this.ctx.storage.ensureSkeleton();
     const stored = await this.ctx.storage.getDirectly(this.ctx.paths.config);
     if (stored === undefined || this.local.overwrite) {
@@ -40,7 +71,6 @@ export class ConfigService {
     }
     const root = await this.ctx.storage.getDirectly(this.ctx.paths.root);
     if (root === undefined || root.trim() === '') await this.ctx.storage.persist(this.ctx.paths.root, this.owner);
-    this.ctx.logger.log('using the configuration stored in ZooKeeper (set overwrite: true to replace it with the local one)');
   }
 
   /** The configuration in force: ZooKeeper's config node (from the cache) merged over the local one. */

@@ -9,7 +9,7 @@ export class ServerService {
   constructor(private readonly ctx: JobContext) {}
 
   async persistOnline(enabled: boolean): Promise<void> {
-    await this.ctx.storage.persist(this.ctx.paths.server(this.ctx.ip), enabled ? SERVER_ENABLED : SERVER_DISABLED);
+    await this.ctx.storage.persistFromCache(this.ctx.paths.server(this.ctx.ip), enabled ? SERVER_ENABLED : SERVER_DISABLED);
   }
 
   isEnableServer(ip: string): boolean {

@@ -24,7 +24,21 @@ export class JobNodeStorage {
     this.cache = new TreeCache(registry, paths.root, `ElasticJob:${paths.jobName}`, (path) => paths.cacheShape(path));
   }
 
-  /** Creates the job's missing directories in one transaction (a peer creating some meanwhile: one by one). */
+  /**
+   * The skeleton directories the cache does not show. The cache leaves the latch directories out: they count as
+   * present with their parent (we create them together).
+   */
+  missingSkeleton(): string[] {
+    return this.paths.skeleton().filter((path) => {
+      const shape = this.paths.cacheShape(path);
+      return !this.cache.has(shape === 'ignore' ? path.slice(0, path.lastIndexOf('/')) : path);
+    });
+  }
+
+  /**
+   * Creates the job's missing directories in one transaction, reading ZooKeeper directly (a peer creating some
+   * meanwhile: one by one). The fallback of a set-up planned from the cache.
+   */
   async ensureSkeleton(): Promise<void> {
     const skeleton = this.paths.skeleton();
     const present = new Set(((await this.registry.getChildren(this.paths.root)) ?? []).map((name) => `${this.paths.root}/${name}`));
@@ -100,6 +114,24 @@ export class JobNodeStorage {
     await this.registry.persist(path, utf8(value));
   }
 
+  /**
+   * persist(), planned from the cache: nothing when the cache already shows this value, a create (written
+   * through, no read back) when it shows no node, an overwrite otherwise; ZooKeeper disagreeing falls back to
+   * persist().
+   */
+  async persistFromCache(path: string, value: string): Promise<void> {
+    const cached = this.cache.get(path);
+    if (cached === value) return;
+    try {
+      if (cached === undefined) await this.writeThrough([{ path, data: utf8(value) }], this.registry.createWithParents(path, utf8(value), 'PERSISTENT'));
+      else await this.registry.setData(path, utf8(value));
+    } catch (error) {
+      const code = registryErrorCode(error);
+      if (code !== 'NODE_EXISTS' && code !== 'NO_NODE') throw error;
+      await this.persist(path, value);
+    }
+  }
+
   /** Creates a persistent node if it is missing; leaves an existing one alone. */
   async createIfNeeded(path: string, value = ''): Promise<void> {
     try {
@@ -150,14 +182,24 @@ export class JobNodeStorage {
   /** A multi-op, with `check(/{job})` first as ElasticJob does. */
   async transaction(ops: TransactionOp[]): Promise<void> {
     if (ops.length === 0) return;
-    const creates = ops.flatMap((op) => (op.op === 'create' ? [{ path: op.path, data: op.data }] : []));
-    await this.writeThrough(creates, this.registry.transaction([{ op: 'check', path: this.paths.root }, ...ops]));
+    await this.transactionWithoutRootCheck([{ op: 'check', path: this.paths.root }, ...ops]);
   }
 
   /** Our own creates reach the cache without a read (see TreeCache.expectOwnCreates). */
   private writeThrough<T>(creates: Array<{ path: string; data: Buffer }>, write: Promise<T>): Promise<T> {
     if (creates.length > 0) this.cache.expectOwnCreates(creates, write);
     return write;
+  }
+
+  /** A multi-op without transaction()'s check of the root: for setting the job up, when the root may be missing. */
+  async transactionWithoutRootCheck(ops: TransactionOp[]): Promise<void> {
+    if (ops.length === 0) return;
+    const creates = ops.flatMap((op) => (op.op === 'create' ? [{ path: op.path, data: op.data }] : []));
+    await this.writeThrough(creates, this.registry.transaction(ops));
+  }
+
+  setDataOp(path: string, value: string): TransactionOp {
+    return { op: 'setData', path, data: utf8(value) };
   }
 
   createOp(path: string, value: string, mode: NodeMode = 'PERSISTENT'): TransactionOp {
