@@ -51,11 +51,13 @@ export class JobNodePath {
 
   /**
    * What the job's cache reads of a node: leaves need their data only, directories their children only, and
-   * latch children not at all (the latch reads them itself). Saves ZooKeeper reads at start-up and per firing.
+   * latch participants listed but never read (the latch reads them itself). Saves ZooKeeper reads.
    */
   cacheShape(path: string): { data: boolean; children: boolean } | 'ignore' {
-    if (path.startsWith(`${this.leaderElectionLatch}/`) || path.startsWith(`${this.failoverLatch}/`)) return 'ignore';
-    if (path === this.leaderElectionLatch || path === this.failoverLatch) return 'ignore';
+    // The election latch's participants are listed (so a handover can see whether anyone queues there), not read.
+    if (path === this.leaderElectionLatch) return { data: false, children: true };
+    if (path.startsWith(`${this.leaderElectionLatch}/`)) return path.lastIndexOf('/') === this.leaderElectionLatch.length ? { data: false, children: false } : 'ignore';
+    if (path === this.failoverLatch || path.startsWith(`${this.failoverLatch}/`)) return 'ignore';
     if (this.skeletonSet.has(path)) return { data: path === this.root, children: true };
     const rel = path.slice(this.root.length + 1).split('/');
     // sharding/{i} is a directory; everything else below the skeleton is a leaf.

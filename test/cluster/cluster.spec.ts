@@ -73,7 +73,10 @@ describe('a cluster of real processes', () => {
     const handover = new Promise<{ deletedAt: number; newLeader: string; electedAt: number }>((resolve) => {
       let deletedAt = 0;
       const watch = async (): Promise<void> => {
-        const node = await zk.getData(leaderPath, () => void watch());
+        const node = await zk.getData(leaderPath, (event) => {
+          if (event.type === 'NODE_DELETED') deletedAt ||= Date.now();
+          void watch();
+        });
         if (!node) {
           deletedAt ||= Date.now();
           const stat = await zk.exists(leaderPath, () => void watch());
@@ -85,9 +88,15 @@ describe('a cluster of real processes', () => {
       void watch();
     });
 
+    // Nobody queues in the latch: the survivors race for the leader node directly, no latch node is made.
+    const latchNodes: string[] = [];
+    await zk.addPersistentRecursiveWatch('/cluster-job/leader/election/latch', (e) => {
+      if (e.type === 'NODE_CREATED') latchNodes.push(e.path);
+    });
     const termAt = Date.now();
     leader.kill('SIGTERM');
     const { deletedAt, newLeader, electedAt } = await handover;
+    expect(latchNodes).toEqual([]);
     // Nest runs the shutdown hooks, then re-raises the signal: a clean exit by SIGTERM.
     const exitCode = await leader.exited;
     expect(exitCode === 0 || leader.child.signalCode === 'SIGTERM').toBe(true);
@@ -104,5 +113,32 @@ describe('a cluster of real processes', () => {
     const to = from + 4000;
     await waitForRuns(survivors, () => survivors.every((i) => i.runs().some((r) => r.start >= to)), 20_000, 'survivors firing');
     expectEachItemOncePerSecond(runsBySecond(survivors, from, to), survivors.map((s) => s.pid));
+  });
+
+  it('handover with a participant queued in the latch (a Java ElasticJob peer electing): the survivor queues behind it', async () => {
+    const namespace = uniqueNamespace('queued');
+    const cluster = startCluster(namespace, 2);
+    await Promise.all(cluster.map((i) => i.waitForLine(/^READY$/, 60_000)));
+    const zk = await startRegistry({ namespace });
+    registries.push(zk);
+    const leaderPath = '/cluster-job/leader/election/instance';
+    const latchPath = '/cluster-job/leader/election/latch';
+    const leaderId = (await eventually(() => zk.getData(leaderPath), (d) => d !== undefined, 10_000, 'a leader'))!.data.toString();
+    const leader = cluster.find((i) => leaderId.endsWith(`@-@${i.pid}`))!;
+    const survivor = cluster.find((i) => i !== leader)!;
+    // A foreign participant at the head of the latch, as Curator names them.
+    const foreign = await zk.createProtectedEphemeralSequential(latchPath, 'latch-', Buffer.from('java-peer'), Date.now() + 5000);
+    const queued: string[] = [];
+    await zk.addPersistentRecursiveWatch(latchPath, (e) => {
+      if (e.type === 'NODE_CREATED') queued.push(e.path);
+    });
+    leader.kill('SIGTERM');
+    await leader.exited;
+    await eventually(() => queued.length, (n) => n > 0, 10_000, "the survivor's latch node");
+    // Queued behind the foreign participant, it has not taken the leader node.
+    expect(await zk.exists(leaderPath)).toBeUndefined();
+    await zk.remove(foreign);
+    const elected = await eventually(() => zk.getData(leaderPath), (d) => d !== undefined, 10_000, 'the survivor leading');
+    expect(elected!.data.toString().endsWith(`@-@${survivor.pid}`)).toBe(true);
   });
 });

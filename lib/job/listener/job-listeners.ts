@@ -59,7 +59,7 @@ export class JobListeners {
     // (an IP) is available as soon as any of them is.
     const canLead = this.servers.isEnableServer(ip) && this.instances.isLocalInstanceOnline();
     if (event.path === paths.leaderElectionInstance && event.type === 'DELETED' && canLead) {
-      this.run('leader election', () => this.leader.electLeader());
+      this.run('leader election', () => this.leader.electAfterLeaderLeft());
     }
     const serverIp = paths.serverIpOf(event.path);
     if (serverIp === ip && event.type !== 'DELETED') {
