@@ -177,6 +177,34 @@ async function requestsPerFiring(monitor: boolean): Promise<{ client: { reads: F
   return { client: { reads: figure(reads, 'req/firing'), writes: figure(writes, 'req/firing') }, server: figure(server, 'req/firing') };
 }
 
+/** The same in a 3-instance cluster (one item each): what a firing costs each instance, peers' markers included. */
+async function requestsPerFiringInCluster(): Promise<{ reads: Figure; writes: Figure }> {
+  const seconds = quick ? 5 : 10;
+  const reads: number[] = [];
+  const writes: number[] = [];
+  for (let r = 0; r < Math.min(ROUNDS, 2); r++) {
+    const namespace = ns('requests-cluster');
+    const apps = Array.from({ length: 3 }, () => benchApp({ ZK_NAMESPACE: namespace, JOBS: '1', JOB_TOTAL: '3', MONITOR: 'true' }));
+    await Promise.all(apps.map((a) => a.waitForLine(/"event":"sharded"/, 60_000)));
+    await sleep(2000);
+    const stats = async (app: LineProcess): Promise<{ reads: number; writes: number }> => {
+      const from = app.lines.length;
+      app.send('stats');
+      return JSON.parse((await app.waitForLine(/"event":"stats"/, 5000, from)).slice(4)) as { reads: number; writes: number };
+    };
+    const before = await Promise.all(apps.map(stats));
+    await sleep(seconds * 1000);
+    const after = await Promise.all(apps.map(stats));
+    for (const [i, a] of after.entries()) {
+      reads.push((a.reads - before[i]!.reads) / seconds);
+      writes.push((a.writes - before[i]!.writes) / seconds);
+    }
+    for (const app of apps) app.kill('SIGKILL');
+    await Promise.all(apps.map((a) => a.exited));
+  }
+  return { reads: figure(reads, 'req/firing'), writes: figure(writes, 'req/firing') };
+}
+
 // ---------------------------------------------------------------------------------------------- 4. crash failover
 
 async function crashFailover(sessionTimeoutMs: number): Promise<Figure> {
@@ -271,6 +299,7 @@ async function main(): Promise<void> {
     const late = await step('lateness', () => lateness());
     const reqOn = await step('requests.monitorExecution', () => requestsPerFiring(true));
     const reqOff = await step('requests.noMonitorExecution', () => requestsPerFiring(false));
+    const reqCluster = await step('requests.cluster3', () => requestsPerFiringInCluster());
     const failover = await step('crashFailover', () => crashFailover(4000));
     const s10 = await step('scale.10', () => scale(10));
     const s100 = await step('scale.100', () => scale(100));
@@ -282,6 +311,7 @@ async function main(): Promise<void> {
       ['firing lateness p99', f(late?.ours), `@nestjs/schedule: ${f(late?.schedule)}; diff ${late ? round(late.ours.median - late.schedule.median) : '-'} ms`, 'within 2 ms of @nestjs/schedule'],
       ['firing lateness p50', f(late?.oursP50), `@nestjs/schedule: ${f(late?.scheduleP50)}`, ''],
       ['requests/firing, monitorExecution', `client reads ${f(reqOn?.client.reads)}, writes ${f(reqOn?.client.writes)}`, `server: ${f(reqOn?.server)}`, '≤ 2, no reads'],
+      ['requests/firing, 3-instance cluster', `per instance: client reads ${f(reqCluster?.reads)}, writes ${f(reqCluster?.writes)}`, 'monitorExecution, one item each; peers\' markers included', '≤ 2, no reads'],
       ['requests/firing, no monitorExecution', `client reads ${f(reqOff?.client.reads)}, writes ${f(reqOff?.client.writes)}`, `server: ${f(reqOff?.server)}`, '0'],
       ['crash failover (SIGKILL → re-run)', f(failover), 'session timeout 4000 ms', '≤ session timeout + 500 ms'],
       ['10 jobs: bootstrap, RSS/job', `${f(s10?.bootstrapMs)}, ${f(s10?.rssPerJobKb)}`, `${s10?.znodesPerJob} znodes, ${s10?.watchesPerJob} watches per job`, ''],

@@ -1,3 +1,4 @@
+import type { NodeShape } from '../registry/tree-cache.js';
 import { INSTANCE_DELIMITER } from '../elastic-job.constants.js';
 
 /**
@@ -53,7 +54,7 @@ export class JobNodePath {
    * What the job's cache reads of a node: leaves need their data only, directories their children only, and
    * latch participants listed but never read (the latch reads them itself). Saves ZooKeeper reads.
    */
-  cacheShape(path: string): { data: boolean; children: boolean } | 'ignore' {
+  cacheShape(path: string): NodeShape {
     // The election latch's participants are listed (so a handover can see whether anyone queues there), not read.
     if (path === this.leaderElectionLatch) return { data: false, children: true };
     if (path.startsWith(`${this.leaderElectionLatch}/`)) return path.lastIndexOf('/') === this.leaderElectionLatch.length ? { data: false, children: false } : 'ignore';
@@ -62,6 +63,9 @@ export class JobNodePath {
     const rel = path.slice(this.root.length + 1).split('/');
     // sharding/{i} is a directory; everything else below the skeleton is a leaf.
     if (rel.length === 2 && rel[0] === 'sharding') return { data: false, children: true };
+    // Running markers come and go with every firing of every instance; whose a peer's marker is matters only
+    // when a decision needs it (ExecutionService reads it then), so a firing elsewhere costs us no read.
+    if (rel.length === 3 && rel[0] === 'sharding' && rel[2] === 'running') return { data: 'lazy', children: false };
     return { data: true, children: false };
   }
 

@@ -11,11 +11,16 @@ export interface TreeEvent {
   data: string;
 }
 
-/** What to read of a node: its data, its children; 'ignore' leaves it (and what is below it) out of the cache. */
-export type NodeShape = { data: boolean; children: boolean } | 'ignore';
+/**
+ * What to read of a node: its data, its children; 'ignore' leaves it (and what is below it) out of the cache.
+ * `data: 'lazy'`: the data is read only when someone asks (readUnread), not when the node appears; our own
+ * creates are known anyway. For nodes that come and go often and whose data matters rarely.
+ */
+export type NodeShape = { data: boolean | 'lazy'; children: boolean } | 'ignore';
 
 interface CachedNode {
-  data: Buffer;
+  /** undefined: a lazy node not read yet. */
+  data: Buffer | undefined;
   version: number;
   /** 0n when the node came from our own create (its zxid is not in the answer): any read supersedes it. */
   mzxid: bigint;
@@ -50,6 +55,8 @@ export class TreeCache {
   private readonly logger: Logger;
   private readonly nodes = new Map<string, CachedNode>();
   private readonly listeners = new Set<(event: TreeEvent) => void>();
+  /** Reads of lazy nodes in flight, by path (readUnread). */
+  private readonly lazyReads = new Map<string, Promise<void>>();
   /** Our own creates in flight, by path: the CREATED event they cause needs no read. */
   private readonly ownCreates = new Map<string, { data: Buffer; created: Promise<boolean> }>();
   /** Steps are chained: each applies after the previous one, whatever order their reads come back in. */
@@ -145,9 +152,34 @@ export class TreeCache {
     return this.nodes.has(path);
   }
 
-  /** Cached data as UTF-8, or undefined when the node is not there. */
+  /** Cached data as UTF-8, or undefined when the node is not there (or is a lazy node not read yet). */
   get(path: string): string | undefined {
-    return this.nodes.get(path)?.data.toString('utf8');
+    return this.nodes.get(path)?.data?.toString('utf8');
+  }
+
+  /** Whether the node is cached without its data (a lazy node nobody has asked about). */
+  isUnread(path: string): boolean {
+    const node = this.nodes.get(path);
+    return node !== undefined && node.data === undefined;
+  }
+
+  /**
+   * Reads the data of those nodes that are cached unread, and resolves once it is applied (an UPDATED event
+   * each). Concurrent calls for a path share one read.
+   */
+  async readUnread(paths: readonly string[]): Promise<void> {
+    await Promise.all(
+      paths
+        .filter((path) => this.isUnread(path))
+        .map((path) => {
+          let reading = this.lazyReads.get(path);
+          if (!reading) {
+            reading = this.enqueueRead(path).finally(() => this.lazyReads.delete(path));
+            this.lazyReads.set(path, reading);
+          }
+          return reading;
+        }),
+    );
   }
 
   /** Cached children names, unsorted; [] when the node is not there. */
@@ -245,19 +277,30 @@ export class TreeCache {
       return;
     }
     if (event.type !== 'NODE_CREATED' && event.type !== 'NODE_DATA_CHANGED') return;
-    let observed: Promise<Observed>;
     const own = event.type === 'NODE_CREATED' ? this.ownCreates.get(path) : undefined;
     if (own) {
       this.ownCreates.delete(path);
-      observed = own.created.then((ok) => (ok ? { data: own.data, version: 0, mzxid: 0n } : this.read(path)));
+      const observed = own.created.then((ok) => (ok ? { data: own.data, version: 0, mzxid: 0n } : this.read(path)));
+      void this.enqueueApply(path, observed);
+    } else if (shape.data === 'lazy') {
+      // Known to exist; its data is read when someone asks.
+      void this.enqueue(() => this.markUnread(path));
     } else if (!shape.data) {
       // A directory: nothing reads its data; that it was created is all there is to know.
       if (event.type === 'NODE_DATA_CHANGED') return;
-      observed = Promise.resolve({ data: Buffer.alloc(0), version: 0, mzxid: 0n });
+      void this.enqueueApply(path, Promise.resolve({ data: Buffer.alloc(0), version: 0, mzxid: 0n }));
     } else {
-      observed = this.read(path);
+      void this.enqueueApply(path, this.read(path));
     }
-    void this.enqueue(async () => {
+  }
+
+  private enqueueRead(path: string): Promise<void> {
+    return this.enqueueApply(path, this.read(path));
+  }
+
+  /** Applies a node as read (or known), in event order. */
+  private enqueueApply(path: string, observed: Promise<Observed>): Promise<void> {
+    return this.enqueue(async () => {
       let node: Observed | 'unknown';
       try {
         node = await observed;
@@ -269,6 +312,29 @@ export class TreeCache {
       if (node === undefined) this.removeSubtree(path); // deleted since: its own event follows
       else if (node !== 'unknown') this.applyNode(path, node, false);
     });
+  }
+
+  /** A lazy node appeared or changed: present, data unknown until asked for. */
+  private markUnread(path: string): void {
+    const previous = this.nodes.get(path);
+    if (previous) {
+      previous.data = undefined;
+      return;
+    }
+    if (!this.linkToParent(path)) return;
+    this.nodes.set(path, { data: undefined, version: -1, mzxid: 0n, children: new Set() });
+    this.emit({ type: 'ADDED', path, data: '' });
+  }
+
+  /** Adds the node to its cached parent's children; false when the parent is not cached or does not list children. */
+  private linkToParent(path: string): boolean {
+    if (path === this.root) return true;
+    const parentPath = path.slice(0, path.lastIndexOf('/'));
+    const parent = this.nodes.get(parentPath);
+    const parentShape = this.shape(parentPath);
+    if (!parent || parentShape === 'ignore' || !parentShape.children) return false;
+    parent.children.add(path.slice(path.lastIndexOf('/') + 1));
+    return true;
   }
 
   private enqueue(step: () => void | Promise<void>): Promise<void> {
@@ -288,21 +354,15 @@ export class TreeCache {
   private applyNode(path: string, node: NonNullable<Observed>, fromSnapshot: boolean): void {
     const previous = this.nodes.get(path);
     if (!previous) {
-      if (path !== this.root) {
-        // Only below a cached parent that lists its children (the same nodes a read of the tree would find).
-        const parentPath = path.slice(0, path.lastIndexOf('/'));
-        const parent = this.nodes.get(parentPath);
-        const parentShape = this.shape(parentPath);
-        if (!parent || parentShape === 'ignore' || !parentShape.children) return;
-        parent.children.add(path.slice(path.lastIndexOf('/') + 1));
-      }
+      // Only below a cached parent that lists its children (the same nodes a read of the tree would find).
+      if (!this.linkToParent(path)) return;
       this.nodes.set(path, { data: node.data, version: node.version, mzxid: node.mzxid, children: new Set() });
       this.emit({ type: 'ADDED', path, data: node.data.toString('utf8') });
       return;
     }
     // An answer older than what we have (reads race each other around a re-sync) is dropped.
     if (!fromSnapshot && node.mzxid !== 0n && node.mzxid < previous.mzxid) return;
-    const changed = previous.version !== node.version || !previous.data.equals(node.data);
+    const changed = previous.data === undefined || previous.version !== node.version || !previous.data.equals(node.data);
     previous.data = node.data;
     previous.version = node.version;
     previous.mzxid = node.mzxid;
@@ -317,7 +377,7 @@ export class TreeCache {
     this.nodes.delete(path);
     const parent = this.nodes.get(path.slice(0, path.lastIndexOf('/')));
     parent?.children.delete(path.slice(path.lastIndexOf('/') + 1));
-    this.emit({ type: 'DELETED', path, data: node.data.toString('utf8') });
+    this.emit({ type: 'DELETED', path, data: node.data?.toString('utf8') ?? '' });
   }
 
   private emit(event: TreeEvent): void {

@@ -206,6 +206,35 @@ describe('TreeCache', () => {
     expect(registry.stats.reads - before).toBe(1);
   });
 
+  it("lazy nodes: a peer's node is announced without a read, and read only when asked for", async () => {
+    const namespace = uniqueNamespace('lazy');
+    const registry = await startRegistry({ namespace });
+    const peer = await startRegistry({ namespace });
+    cleanups.push(() => registry.close(), () => peer.close());
+    await registry.ensurePath('/job/sharding/0');
+    const shape = (path: string) => (path.endsWith('/running') ? { data: 'lazy' as const, children: false } : { data: false, children: true });
+    const cache = new TreeCache(registry, '/job', 'test', shape);
+    cleanups.push(() => cache.close());
+    const events: TreeEvent[] = [];
+    cache.listen((e) => events.push(e));
+    await cache.start();
+    const before = registry.stats.reads;
+    for (let firing = 0; firing < 3; firing++) {
+      await peer.createWithParents('/job/sharding/0/running', Buffer.from('peer'), 'EPHEMERAL');
+      await eventually(() => cache.has('/job/sharding/0/running'), (h) => h, 5000, 'announced');
+      expect(cache.isUnread('/job/sharding/0/running')).toBe(true);
+      await peer.remove('/job/sharding/0/running');
+      await eventually(() => cache.has('/job/sharding/0/running'), (h) => !h, 5000, 'gone');
+    }
+    expect(registry.stats.reads - before).toBe(0);
+    await peer.createWithParents('/job/sharding/0/running', Buffer.from('peer'), 'EPHEMERAL');
+    await eventually(() => cache.has('/job/sharding/0/running'), (h) => h, 5000, 'announced');
+    await cache.readUnread(['/job/sharding/0/running', '/job/sharding/0']);
+    expect(cache.get('/job/sharding/0/running')).toBe('peer');
+    expect(registry.stats.reads - before).toBe(1);
+    expect(events).toContainEqual({ type: 'UPDATED', path: '/job/sharding/0/running', data: 'peer' });
+  });
+
   it('re-syncs after a reconnection: changes made while cut off arrive as events, and later ones keep arriving', async () => {
     const proxy = await proxyTo();
     const namespace = uniqueNamespace('resync');

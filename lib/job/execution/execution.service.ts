@@ -24,12 +24,24 @@ export class ExecutionService {
    * removal failed on a connection loss is stale).
    */
   private isLiveMarker(item: number): boolean {
-    const owner = this.ctx.storage.get(this.ctx.paths.running(item));
+    const path = this.ctx.paths.running(item);
+    if (this.ctx.storage.isUnread(path)) {
+      // A peer's marker whose owner we have not read: counts as live until we know (the read, started here,
+      // lands as a cache event, so event-driven waits look again).
+      void this.ctx.storage.readUnread([path]).catch(() => undefined);
+      return true;
+    }
+    const owner = this.ctx.storage.get(path);
     if (owner === undefined || !this.instances.isInstanceOnline(owner)) return false;
     return owner !== this.ctx.instanceId || this.runningHere.has(item);
   }
 
-  /** The items, among these, that run somewhere now. */
+  /** Reads the owners of the markers of these items that we have not read (peers' markers are read lazily). */
+  async readMarkerOwners(items: readonly number[]): Promise<void> {
+    await this.ctx.storage.readUnread(items.map((item) => this.ctx.paths.running(item)));
+  }
+
+  /** The items, among these, that run somewhere now (call readMarkerOwners first for an exact answer). */
   runningItems(items: readonly number[]): number[] {
     return items.filter((item) => this.isLiveMarker(item));
   }
@@ -73,6 +85,7 @@ export class ExecutionService {
 
   /** If any item still runs somewhere, flag all of them misfired and say so. */
   async misfireIfHasRunningItems(items: readonly number[]): Promise<boolean> {
+    await this.readMarkerOwners(items);
     if (this.runningItems(items).length === 0) return false;
     await this.setMisfire(items);
     return true;

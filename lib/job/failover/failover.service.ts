@@ -122,6 +122,7 @@ export class FailoverService {
     const { storage, paths } = this.ctx;
     const available = this.instances.getAvailableJobInstances();
     if (available.length !== 1 || available[0]!.jobInstanceId !== this.ctx.instanceId) return;
+    await storage.readUnread(Array.from({ length: config.shardingTotalCount }, (_, item) => paths.running(item)));
     const gone = (owner: string | undefined): boolean => owner !== undefined && !this.instances.isInstanceOnline(owner);
     for (let item = 0; item < config.shardingTotalCount; item++) {
       if (gone(storage.get(paths.failovering(item))) || gone(storage.get(paths.running(item)))) {

@@ -87,6 +87,7 @@ export class ShardingService {
     }
     if (!this.isNeedSharding()) return; // a previous leader finished it while we were being elected
     const total = config.shardingTotalCount;
+    if (config.monitorExecution) await this.execution.readMarkerOwners(Array.from({ length: total }, (_, item) => item));
     if (config.monitorExecution && this.execution.hasLiveRunningItems(total)) {
       logger.log('waiting for running items to finish before resharding');
       if (!(await storage.waitFor(() => !this.execution.hasLiveRunningItems(total), waitTimeoutMs))) {

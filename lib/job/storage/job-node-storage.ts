@@ -65,6 +65,16 @@ export class JobNodeStorage {
     return this.cache.has(path);
   }
 
+  /** Whether the node is cached but its data was not read (a lazy node, see NodeShape). */
+  isUnread(path: string): boolean {
+    return this.cache.isUnread(path);
+  }
+
+  /** Reads into the cache the data of those nodes that are cached unread. */
+  readUnread(paths: readonly string[]): Promise<void> {
+    return this.cache.readUnread(paths);
+  }
+
   /** Children in ElasticJob's order: descending string order. */
   children(path: string): string[] {
     return this.cache.children(path).sort(descendingStringOrder);
