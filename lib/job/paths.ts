@@ -66,6 +66,10 @@ export class JobNodePath {
     // Running markers come and go with every firing of every instance; whose a peer's marker is matters only
     // when a decision needs it (ExecutionService reads it then), so a firing elsewhere costs us no read.
     if (rel.length === 3 && rel[0] === 'sharding' && rel[2] === 'running') return { data: 'lazy', children: false };
+    // Flags whose existence is all they say: announced, never read.
+    if (path === this.shardingNecessary || path === this.shardingProcessing) return { data: false, children: false };
+    if (rel.length === 3 && rel[0] === 'sharding' && rel[2] === 'misfire') return { data: false, children: false };
+    if (rel.length === 2 && (rel[0] === 'trigger' || path.startsWith(`${this.failoverItems}/`))) return { data: false, children: false };
     return { data: true, children: false };
   }
 

@@ -234,8 +234,15 @@ export class TreeCache {
     const visit = async (path: string): Promise<void> => {
       const shape = this.shape(path);
       if (shape === 'ignore') return;
+      // A node whose data we do not read is known to exist from its parent's listing (the root aside), and
+      // from its own listing when it has children to list: no read for its existence alone.
+      const empty = { data: Buffer.alloc(0), version: 0, mzxid: 0n };
       const [node, children] = await Promise.all([
-        shape.data ? this.read(path) : this.registry.exists(path).then((stat) => (stat ? { data: Buffer.alloc(0), version: 0, mzxid: stat.mzxid } : undefined)),
+        shape.data
+          ? this.read(path)
+          : path !== root || shape.children
+            ? Promise.resolve(empty)
+            : this.registry.exists(path).then((stat) => (stat ? empty : undefined)),
         shape.children ? this.registry.getChildren(path) : Promise.resolve([] as string[]),
       ]);
       // Gone meanwhile (either read says so): its deletion event follows.

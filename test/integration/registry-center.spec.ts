@@ -206,6 +206,27 @@ describe('TreeCache', () => {
     expect(registry.stats.reads - before).toBe(1);
   });
 
+  it('loads a tree with the reads its shape needs: no read for the existence of a listed node', async () => {
+    const registry = await startRegistry();
+    cleanups.push(() => registry.close());
+    await registry.createWithParents('/job/dir/flag', Buffer.alloc(0), 'PERSISTENT');
+    await registry.createWithParents('/job/leaf', Buffer.from('v'), 'PERSISTENT');
+    const shapes: Record<string, { data: boolean; children: boolean }> = {
+      '/job': { data: true, children: true },
+      '/job/dir': { data: false, children: true },
+      '/job/dir/flag': { data: false, children: false },
+      '/job/leaf': { data: true, children: false },
+    };
+    const cache = new TreeCache(registry, '/job', 'test', (path) => shapes[path] ?? 'ignore');
+    cleanups.push(() => cache.close());
+    const before = registry.stats.reads;
+    await cache.start();
+    expect(cache.has('/job/dir/flag')).toBe(true);
+    expect(cache.get('/job/leaf')).toBe('v');
+    // /job: data + children; /job/dir: children; /job/leaf: data. Nothing for /job/dir/flag.
+    expect(registry.stats.reads - before).toBe(4);
+  });
+
   it("lazy nodes: a peer's node is announced without a read, and read only when asked for", async () => {
     const namespace = uniqueNamespace('lazy');
     const registry = await startRegistry({ namespace });
