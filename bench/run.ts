@@ -228,30 +228,32 @@ async function crashFailover(sessionTimeoutMs: number): Promise<Figure> {
 
 // ---------------------------------------------------------------------------------------------- 5. scale
 
-async function scale(jobs: number): Promise<{ bootstrapMs: Figure; rssPerJobKb: Figure; znodesPerJob: number; watchesPerJob: number }> {
+async function scale(jobs: number): Promise<{ bootstrapMs: Figure; rssPerJobKb: Figure; heapPerJobKb: Figure; znodesPerJob: number; watchesPerJob: number }> {
   const rounds = Math.min(ROUNDS, jobs >= 1000 ? 2 : 3);
   const bootstrap: number[] = [];
   const rss: number[] = [];
+  const heap: number[] = [];
   let znodes = 0;
   let watches = 0;
   for (let r = 0; r < rounds; r++) {
     const base = benchApp({ ZK_NAMESPACE: ns('scale0'), JOBS: '0' });
     const baseLine = await base.waitForLine(/"event":"sharded"/, 60_000);
-    const baseline = JSON.parse(baseLine.slice(4)) as { sinceStartMs: number; rss: number };
+    const baseline = JSON.parse(baseLine.slice(4)) as { sinceStartMs: number; rss: number; heapUsed: number };
     base.kill('SIGKILL');
     const m0 = await mntr();
     const app = benchApp({ ZK_NAMESPACE: ns('scale'), JOBS: String(jobs), JOB_TOTAL: '1' });
     const line = await app.waitForLine(/"event":"sharded"/, 300_000);
-    const done = JSON.parse(line.slice(4)) as { sinceStartMs: number; rss: number };
+    const done = JSON.parse(line.slice(4)) as { sinceStartMs: number; rss: number; heapUsed: number };
     const m1 = await mntr();
     bootstrap.push(done.sinceStartMs - baseline.sinceStartMs);
     rss.push((done.rss - baseline.rss) / 1024 / jobs);
+    heap.push((done.heapUsed - baseline.heapUsed) / 1024 / jobs);
     znodes = (m1.zk_znode_count! - m0.zk_znode_count!) / jobs;
     watches = (m1.zk_watch_count! - m0.zk_watch_count!) / jobs;
     app.kill('SIGKILL');
     await app.exited;
   }
-  return { bootstrapMs: figure(bootstrap, 'ms'), rssPerJobKb: figure(rss, 'KB'), znodesPerJob: round(znodes), watchesPerJob: round(watches) };
+  return { bootstrapMs: figure(bootstrap, 'ms'), rssPerJobKb: figure(rss, 'KB'), heapPerJobKb: figure(heap, 'KB'), znodesPerJob: round(znodes), watchesPerJob: round(watches) };
 }
 
 async function scaleCluster(processes: number, jobs: number): Promise<Figure> {
@@ -314,9 +316,9 @@ async function main(): Promise<void> {
       ['requests/firing, 3-instance cluster', `per instance: client reads ${f(reqCluster?.reads)}, writes ${f(reqCluster?.writes)}`, 'monitorExecution, one item each; peers\' markers included', '≤ 2, no reads'],
       ['requests/firing, no monitorExecution', `client reads ${f(reqOff?.client.reads)}, writes ${f(reqOff?.client.writes)}`, `server: ${f(reqOff?.server)}`, '0'],
       ['crash failover (SIGKILL → re-run)', f(failover), 'session timeout 4000 ms', '≤ session timeout + 500 ms'],
-      ['10 jobs: bootstrap, RSS/job', `${f(s10?.bootstrapMs)}, ${f(s10?.rssPerJobKb)}`, `${s10?.znodesPerJob} znodes, ${s10?.watchesPerJob} watches per job`, ''],
-      ['100 jobs: bootstrap, RSS/job', `${f(s100?.bootstrapMs)}, ${f(s100?.rssPerJobKb)}`, `${s100?.znodesPerJob} znodes, ${s100?.watchesPerJob} watches per job`, ''],
-      ['1000 jobs: bootstrap, RSS/job', `${f(s1000?.bootstrapMs)}, ${f(s1000?.rssPerJobKb)}`, `${s1000?.znodesPerJob} znodes, ${s1000?.watchesPerJob} watches per job`, '< 5 s, < 50 KB/job'],
+      ['10 jobs: bootstrap, RSS/job', `${f(s10?.bootstrapMs)}, ${f(s10?.rssPerJobKb)}`, `heap after GC ${f(s10?.heapPerJobKb)}/job; ${s10?.znodesPerJob} znodes, ${s10?.watchesPerJob} watches per job`, ''],
+      ['100 jobs: bootstrap, RSS/job', `${f(s100?.bootstrapMs)}, ${f(s100?.rssPerJobKb)}`, `heap after GC ${f(s100?.heapPerJobKb)}/job; ${s100?.znodesPerJob} znodes, ${s100?.watchesPerJob} watches per job`, ''],
+      ['1000 jobs: bootstrap, RSS/job', `${f(s1000?.bootstrapMs)}, ${f(s1000?.rssPerJobKb)}`, `heap after GC ${f(s1000?.heapPerJobKb)}/job; ${s1000?.znodesPerJob} znodes, ${s1000?.watchesPerJob} watches per job`, '< 5 s, < 50 KB/job'],
       ['8 processes × 100 jobs: all sharded', f(cluster), cluster ? '' : String((results['scale.8x100'] as { failed?: string } | undefined)?.failed ?? ''), 'linear growth'],
     ];
     const widths = [0, 1, 2, 3].map((i) => Math.max(...rows.map((r) => r[i]!.length), 8));
