@@ -1,5 +1,5 @@
-import { createRequire } from 'node:module';
 import type { Client } from 'node-zookeeper-client';
+import { internals, jute, type JuteRecord, type RawWatcherEvent } from './client-internals.js';
 
 /**
  * ZooKeeper 3.6+ persistent recursive watches (`addWatch`, opcode 106) for node-zookeeper-client, which has no
@@ -17,31 +17,6 @@ import type { Client } from 'node-zookeeper-client';
  * A persistent watch belongs to one connection: the client's reconnect (SET_WATCHES) does not carry it, so the
  * owner re-adds it on every (re)connection, as Curator's PersistentWatcher does.
  */
-
-interface JuteRecord {
-  byteLength(): number;
-  serialize(buffer: Buffer, offset: number): number;
-  setChrootPath?(path: string): void;
-}
-interface JuteRequestHeader extends JuteRecord {
-  xid: number;
-  type: number;
-}
-interface Jute {
-  OP_CODES: { SET_WATCHES: number };
-  protocol: { RequestHeader: new () => JuteRequestHeader };
-  Request: new (header: JuteRequestHeader, payload: JuteRecord) => { toBuffer(): Buffer };
-}
-interface RawWatcherEvent {
-  type: number;
-  path: string;
-}
-interface ConnectionManagerInternals {
-  queue(request: unknown, callback: (error: unknown) => void): void;
-  watcherManager: { emit(event: RawWatcherEvent): void; __elasticJobTap?: boolean };
-}
-
-const jute = createRequire(import.meta.url)('node-zookeeper-client/lib/jute/index.js') as Jute;
 
 const ADD_WATCH = 106;
 export const PERSISTENT_RECURSIVE = 1;
@@ -67,14 +42,6 @@ class AddWatchRequest implements JuteRecord {
     at = buffer.writeInt32BE(this.mode, at);
     return at - offset;
   }
-}
-
-function internals(client: Client): ConnectionManagerInternals {
-  const manager = (client as unknown as { connectionManager?: ConnectionManagerInternals }).connectionManager;
-  if (!manager || typeof manager.queue !== 'function' || typeof manager.watcherManager?.emit !== 'function') {
-    throw new Error('this node-zookeeper-client has an unexpected shape: persistent watches are unavailable');
-  }
-  return manager;
 }
 
 /** Sends `addWatch(fullPath, mode)`; the callback gets the client's error (CONNECTION_LOSS, ...) or null. */

@@ -5,6 +5,7 @@ import zookeeper from 'node-zookeeper-client';
 import type { ACL, Client, Event as ZkEvent, Exception as ZkException, Stat } from 'node-zookeeper-client';
 import { RegistryError } from '../errors/elastic-job.errors.js';
 import { streamlineClientIo } from './client-io.js';
+import { multiAcl, type MultiOp, sendMulti } from './multi-request.js';
 import { PERSISTENT_RECURSIVE, sendAddWatch, tapNotifications } from './persistent-watch.js';
 import type {
   ConnectionStateChange,
@@ -79,6 +80,8 @@ export class ZookeeperRegistryCenter {
   private readonly logger = new Logger('ElasticJob:ZooKeeper');
   private readonly settings: Required<Omit<ZookeeperConfiguration, 'digest'>> & { digest?: string };
   private readonly acls: ACL[];
+  /** The same ACL, serialized once for multi requests. */
+  private readonly aclBytes: Buffer;
   private lifecycle: Lifecycle = 'LATENT';
   private client: Client | undefined;
   private generation = 0;
@@ -104,9 +107,10 @@ export class ZookeeperRegistryCenter {
       ...DEFAULT_ZOOKEEPER_SETTINGS,
       ...Object.fromEntries(Object.entries(config).filter(([, v]) => v !== undefined)),
     } as Required<Omit<ZookeeperConfiguration, 'digest'>> & { digest?: string };
-    this.acls = config.digest
-      ? [new zookeeper.ACL(zookeeper.Permission.ALL, new zookeeper.Id('auth', ''))]
-      : [new zookeeper.ACL(zookeeper.Permission.ALL, new zookeeper.Id('world', 'anyone'))];
+    // Digest users: only authenticated sessions may touch the nodes (ZooKeeper's 'auth' scheme); else open.
+    const acl = { permission: zookeeper.Permission.ALL, ...(config.digest ? { scheme: 'auth', id: '' } : { scheme: 'world', id: 'anyone' }) };
+    this.acls = [new zookeeper.ACL(acl.permission, new zookeeper.Id(acl.scheme, acl.id))];
+    this.aclBytes = multiAcl([acl]);
   }
 
   get namespace(): string {
@@ -556,17 +560,10 @@ export class ZookeeperRegistryCenter {
   /** All-or-nothing multi-op (ZooKeeper `multi`). Versions are never used (client bug #67 turns 0 into -1). */
   async transaction(ops: TransactionOp[]): Promise<void> {
     if (ops.length === 0) return;
-    await this.raw<unknown>((c, cb) => {
-      const tx = c.transaction();
-      for (const op of ops) {
-        const path = this.full(op.path);
-        if (op.op === 'create') tx.create(path, op.data, this.acls, MODES[op.mode]);
-        else if (op.op === 'setData') tx.setData(path, op.data, -1);
-        else if (op.op === 'remove') tx.remove(path, -1);
-        else tx.check(path, -1);
-      }
-      tx.commit((error, results) => cb(error, results));
-    }, ops.map((op) => op.path).join(', '));
+    const multi: MultiOp[] = ops.map((op) =>
+      op.op === 'create' ? { op: 'create', path: this.full(op.path), data: op.data, flags: MODES[op.mode] } : { ...op, path: this.full(op.path) },
+    );
+    await this.raw<void>((c, cb) => sendMulti(c, multi, this.aclBytes, cb), ops.map((op) => op.path).join(', '));
   }
 
   /**

@@ -43,10 +43,14 @@ describe('ZookeeperRegistryCenter on a real server', () => {
     const owner = await startRegistry({ namespace, digest: 'alice:secret' });
     cleanups.push(() => owner.close());
     await owner.createWithParents('/job/node', Buffer.from('v'), 'PERSISTENT');
+    // Nodes made in a multi carry the same ACL (the library writes its multi requests itself).
+    await owner.transaction([{ op: 'create', path: '/job/multi', data: Buffer.from('v'), mode: 'PERSISTENT' }]);
     const stranger = await startRegistry({ namespace, digest: 'mallory:guess' });
     cleanups.push(() => stranger.close());
     await expect(stranger.setData('/job/node', Buffer.from('evil'))).rejects.toMatchObject({ code: 'NO_AUTH' });
+    await expect(stranger.setData('/job/multi', Buffer.from('evil'))).rejects.toMatchObject({ code: 'NO_AUTH' });
     await owner.setData('/job/node', Buffer.from('ok'));
+    await owner.setData('/job/multi', Buffer.from('ok'));
   });
 
   it('protected sequential creates carry _c_{uuid}- and sort by sequence', async () => {

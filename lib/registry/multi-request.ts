@@ -1,0 +1,129 @@
+import type { Client } from 'node-zookeeper-client';
+import { createClientException, internals, jute, type JuteRecord } from './client-internals.js';
+
+/**
+ * ZooKeeper `multi` requests written straight into one buffer. node-zookeeper-client's own Transaction builds a
+ * generic jute record per op and measures every record again for each level of nesting; on a 1000-job firing
+ * profile that was a third of all the memory allocated. Same bytes on the wire (MultiTransactionRecord), and the
+ * answer is still read by the client (its MultiResponse reader), so only the request side is ours.
+ */
+
+const OP = { create: 1, remove: 2, setData: 5, check: 13 } as const;
+/** Versions are never used by the library: -1 matches any. */
+const ANY_VERSION = -1;
+
+export type MultiOp =
+  | { op: 'create'; path: string; data: Buffer; flags: number }
+  | { op: 'setData'; path: string; data: Buffer }
+  | { op: 'remove'; path: string }
+  | { op: 'check'; path: string };
+
+export interface MultiAcl {
+  permission: number;
+  scheme: string;
+  id: string;
+}
+
+/** The ACL as jute writes it: `int perms; ustring scheme; ustring id` (each string with its length). */
+function aclBytes(acls: readonly MultiAcl[]): Buffer {
+  const parts = acls.map((acl) => ({ permission: acl.permission, scheme: Buffer.from(acl.scheme, 'utf8'), id: Buffer.from(acl.id, 'utf8') }));
+  const buffer = Buffer.alloc(4 + parts.reduce((size, part) => size + 12 + part.scheme.length + part.id.length, 0));
+  let at = buffer.writeInt32BE(parts.length, 0);
+  for (const part of parts) {
+    at = buffer.writeInt32BE(part.permission, at);
+    at = buffer.writeInt32BE(part.scheme.length, at);
+    at += part.scheme.copy(buffer, at);
+    at = buffer.writeInt32BE(part.id.length, at);
+    at += part.id.copy(buffer, at);
+  }
+  return buffer;
+}
+
+/** `MultiTransactionRecord`: per op a `MultiHeader { int type; boolean done; int err }` and its request, then an end header. */
+export class MultiRequest implements JuteRecord {
+  private chroot = '';
+  private size: number | undefined;
+
+  constructor(
+    private readonly ops: readonly MultiOp[],
+    /** The ACL of created nodes, already serialized (see `multiAcl`). */
+    private readonly acl: Buffer,
+  ) {}
+
+  setChrootPath(path: string): void {
+    this.chroot = path ?? '';
+    this.size = undefined;
+  }
+
+  byteLength(): number {
+    if (this.size !== undefined) return this.size;
+    let size = 9; // the end header
+    for (const op of this.ops) {
+      size += 9 + 4 + Buffer.byteLength(this.path(op.path)) + 4; // header, path, version or flags
+      if (op.op === 'create') size += 4 + op.data.length + this.acl.length;
+      else if (op.op === 'setData') size += 4 + op.data.length;
+    }
+    return (this.size = size);
+  }
+
+  serialize(buffer: Buffer, offset: number): number {
+    let at = offset;
+    for (const op of this.ops) {
+      at = header(buffer, at, OP[op.op], false);
+      const path = this.path(op.path);
+      const pathLength = buffer.write(path, at + 4, 'utf8');
+      buffer.writeInt32BE(pathLength, at);
+      at += 4 + pathLength;
+      if (op.op === 'create') {
+        at = buffer.writeInt32BE(op.data.length, at);
+        at += op.data.copy(buffer, at);
+        at += this.acl.copy(buffer, at);
+        at = buffer.writeInt32BE(op.flags, at);
+      } else if (op.op === 'setData') {
+        at = buffer.writeInt32BE(op.data.length, at);
+        at += op.data.copy(buffer, at);
+        at = buffer.writeInt32BE(ANY_VERSION, at);
+      } else {
+        at = buffer.writeInt32BE(ANY_VERSION, at);
+      }
+    }
+    at = header(buffer, at, -1, true);
+    return at - offset;
+  }
+
+  private path(path: string): string {
+    if (!this.chroot) return path;
+    return path === '/' ? this.chroot : this.chroot + path;
+  }
+}
+
+function header(buffer: Buffer, at: number, type: number, done: boolean): number {
+  at = buffer.writeInt32BE(type, at);
+  at = buffer.writeUInt8(done ? 1 : 0, at);
+  return buffer.writeInt32BE(-1, at);
+}
+
+export function multiAcl(acls: readonly MultiAcl[]): Buffer {
+  return aclBytes(acls);
+}
+
+interface MultiResult {
+  type: number;
+  err?: number;
+}
+
+/**
+ * Sends the ops as one `multi`; the callback gets the error of the op that failed it (as the client's own
+ * Transaction.commit reports it: NODE_EXISTS, NO_NODE, ...), a connection error, or null.
+ */
+export function sendMulti(client: Client, ops: readonly MultiOp[], acl: Buffer, callback: (error: unknown) => void): void {
+  const header = new jute.protocol.RequestHeader();
+  header.type = jute.OP_CODES.MULTI;
+  const request = new jute.Request(header, new MultiRequest(ops, acl));
+  internals(client).queue(request, (error, response) => {
+    if (error) return callback(error);
+    const results = (response as { payload?: { results?: MultiResult[] } } | undefined)?.payload?.results ?? [];
+    const failed = results.find((result) => result.type === jute.OP_CODES.ERROR && result.err !== 0);
+    callback(failed ? createClientException(failed.err!) : null);
+  });
+}
