@@ -1,4 +1,5 @@
-import { describe, expect, it } from 'vitest';
+import { CronExpression, CronExpressionParser } from 'cron-parser';
+import { describe, expect, it, vi } from 'vitest';
 import { nextFireTime, normalizeCron, validateCron } from '../../lib/schedule/cron-expression.js';
 
 describe('cron', () => {
@@ -17,6 +18,27 @@ describe('cron', () => {
     expect(nextFireTime('*/10 * * * * *', 'Asia/Tokyo', early).toISOString()).toBe('2026-01-01T00:00:10.000Z');
     expect(nextFireTime('0 0 9 * * *', 'Asia/Tokyo', early).toISOString()).toBe('2026-01-02T00:00:00.000Z');
     expect(nextFireTime('0 0 9 * * *', 'Europe/Berlin', early).toISOString()).toBe('2026-01-01T08:00:00.000Z');
+  });
+  it('computes a shared cron once per instant for many jobs, and never gives an answer a fresh computation would not', () => {
+    const next = vi.spyOn(CronExpression.prototype, 'next');
+    try {
+      const base = Date.parse('2026-05-05T05:05:05.000Z');
+      // A thousand jobs on one cron re-arm within the same second: one computation.
+      for (let job = 0; job < 1000; job++) expect(nextFireTime('* * * * * ?', undefined, new Date(base + (job % 900))).getTime()).toBe(base + 1000);
+      expect(next).toHaveBeenCalledTimes(1);
+      // Remembered answers equal cron-parser's own: forward, on the instant, backwards, across DST changes.
+      for (const [cron, zone] of [['*/7 * * * * *', undefined], ['0 30 2 * * *', 'Europe/Berlin'], ['0 0 * * * *', 'America/New_York']] as const) {
+        const start = Date.parse('2026-03-07T00:00:00.000Z');
+        const jumps = Array.from({ length: 300 }, (_, i) => start + ((i * 7_919_993) % (3 * 86_400_000)));
+        const samples = [...jumps, ...[...jumps].sort((a, b) => a - b), ...jumps.map((at) => Math.floor(at / 1000) * 1000)];
+        for (const at of samples) {
+          const reference = CronExpressionParser.parse(normalizeCron(cron), { tz: zone, currentDate: new Date(at) }).next().getTime();
+          expect(nextFireTime(cron, zone, new Date(at)).getTime(), `${cron} ${zone} after ${new Date(at).toISOString()}`).toBe(reference);
+        }
+      }
+    } finally {
+      next.mockRestore();
+    }
   });
   it('accepts Quartz ? and a * year', () => {
     expect(normalizeCron('0/1 * * * * ?')).toBe('0/1 * * * * *');
