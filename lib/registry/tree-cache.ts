@@ -157,6 +157,11 @@ export class TreeCache {
     return this.nodes.get(path)?.data?.toString('utf8');
   }
 
+  /** The node's data as cached: a new Buffer whenever the node changes, never changed in place. */
+  getBytes(path: string): Buffer | undefined {
+    return this.nodes.get(path)?.data;
+  }
+
   /** Whether the node is cached without its data (a lazy node nobody has asked about). */
   isUnread(path: string): boolean {
     const node = this.nodes.get(path);

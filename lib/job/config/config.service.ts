@@ -14,7 +14,7 @@ import { fromConfigYaml, toConfigYaml, type StoredJobConfiguration } from './job
  * can change a running cluster's configuration in one place.
  */
 export class ConfigService {
-  private lastParsed: { text: string; config: JobConfiguration } | undefined;
+  private lastParsed: { bytes: Buffer; config: JobConfiguration } | undefined;
 
   constructor(
     private readonly ctx: JobContext,
@@ -75,16 +75,17 @@ export class ConfigService {
 
   /** The configuration in force: ZooKeeper's config node (from the cache) merged over the local one. */
   load(): JobConfiguration {
-    const text = this.ctx.storage.get(this.ctx.paths.config);
-    if (text === undefined) return this.local;
-    if (this.lastParsed?.text === text) return this.lastParsed.config;
+    // Called several times per firing: the node's Buffer only changes when the node does.
+    const bytes = this.ctx.storage.getBytes(this.ctx.paths.config);
+    if (bytes === undefined) return this.local;
+    if (this.lastParsed?.bytes === bytes) return this.lastParsed.config;
     let config = this.local;
     try {
-      config = this.merge(fromConfigYaml(text));
+      config = this.merge(fromConfigYaml(bytes.toString('utf8')));
     } catch (error) {
       this.ctx.logger.error(`the config node is not readable YAML, using the local configuration: ${error instanceof Error ? error.message : String(error)}`);
     }
-    this.lastParsed = { text, config };
+    this.lastParsed = { bytes, config };
     return config;
   }
 

@@ -61,6 +61,11 @@ export class JobNodeStorage {
     return this.cache.get(path);
   }
 
+  /** The cached data undecoded: the same Buffer until the node changes (cheap to compare). */
+  getBytes(path: string): Buffer | undefined {
+    return this.cache.getBytes(path);
+  }
+
   has(path: string): boolean {
     return this.cache.has(path);
   }
