@@ -228,46 +228,118 @@ async function crashFailover(sessionTimeoutMs: number): Promise<Figure> {
 
 // ---------------------------------------------------------------------------------------------- 5. scale
 
-async function scale(jobs: number): Promise<{ bootstrapMs: Figure; rssPerJobKb: Figure; heapPerJobKb: Figure; znodesPerJob: number; watchesPerJob: number }> {
+interface ScaleFigures {
+  bootstrapMs: Figure;
+  /** Jobs registered and sharded, between two firings: what each job holds. */
+  rssIdlePerJobKb: Figure | undefined;
+  /** Every job firing every second (a thousand firings a second at 1000 jobs). */
+  rssFiringPerJobKb: Figure | undefined;
+  /** Right when the last job is sharded, after a GC: start-up's high-water mark. */
+  rssStartPerJobKb: Figure;
+  heapPerJobKb: Figure;
+  znodesPerJob: number;
+  watchesPerJob: number;
+}
+
+/** The cron period of the idle-footprint apps. */
+const IDLE_PERIOD_S = 30;
+
+/** The RSS of a bench app, sampled every 250 ms for `forMs` (no GC forced): the median, in bytes. */
+async function steadyRss(app: LineProcess, forMs: number): Promise<number> {
+  const samples: number[] = [];
+  for (const end = performance.now() + forMs; performance.now() < end; ) {
+    const from = app.lines.length;
+    app.send('rss');
+    const line = await app.waitForLine(/"event":"rss"/, 10_000, from);
+    samples.push((JSON.parse(line.slice(4)) as { rss: number }).rss);
+    await sleep(250);
+  }
+  return figure(samples, 'B').median;
+}
+
+/**
+ * Each round: an app with no jobs (the baseline: what Nest and Node cost) and one with `jobs` jobs, both running.
+ * RSS per job is their difference over `jobs`, the baseline measured the same way at the same time.
+ */
+async function scale(jobs: number, memory = true): Promise<ScaleFigures> {
   const rounds = Math.min(ROUNDS, jobs >= 1000 ? 2 : 3);
   const bootstrap: number[] = [];
-  const rss: number[] = [];
+  const rssStart: number[] = [];
+  const rssFiring: number[] = [];
+  const rssIdle: number[] = [];
   const heap: number[] = [];
   let znodes = 0;
   let watches = 0;
   for (let r = 0; r < rounds; r++) {
     const base = benchApp({ ZK_NAMESPACE: ns('scale0'), JOBS: '0' });
-    const baseLine = await base.waitForLine(/"event":"sharded"/, 60_000);
-    const baseline = JSON.parse(baseLine.slice(4)) as { sinceStartMs: number; rss: number; heapUsed: number };
-    base.kill('SIGKILL');
-    const m0 = await mntr();
-    const app = benchApp({ ZK_NAMESPACE: ns('scale'), JOBS: String(jobs), JOB_TOTAL: '1' });
-    const line = await app.waitForLine(/"event":"sharded"/, 300_000);
-    const done = JSON.parse(line.slice(4)) as { sinceStartMs: number; rss: number; heapUsed: number };
-    const m1 = await mntr();
-    bootstrap.push(done.sinceStartMs - baseline.sinceStartMs);
-    rss.push((done.rss - baseline.rss) / 1024 / jobs);
-    heap.push((done.heapUsed - baseline.heapUsed) / 1024 / jobs);
-    znodes = (m1.zk_znode_count! - m0.zk_znode_count!) / jobs;
-    watches = (m1.zk_watch_count! - m0.zk_watch_count!) / jobs;
-    app.kill('SIGKILL');
-    await app.exited;
+    try {
+      const baseLine = await base.waitForLine(/"event":"sharded"/, 60_000);
+      const baseline = JSON.parse(baseLine.slice(4)) as { sinceStartMs: number; rss: number; heapUsed: number };
+      const m0 = await mntr();
+      const app = benchApp({ ZK_NAMESPACE: ns('scale'), JOBS: String(jobs), JOB_TOTAL: '1' });
+      try {
+        const line = await app.waitForLine(/"event":"sharded"/, 300_000);
+        const done = JSON.parse(line.slice(4)) as { sinceStartMs: number; rss: number; heapUsed: number };
+        const m1 = await mntr();
+        bootstrap.push(done.sinceStartMs - baseline.sinceStartMs);
+        rssStart.push((done.rss - baseline.rss) / 1024 / jobs);
+        heap.push((done.heapUsed - baseline.heapUsed) / 1024 / jobs);
+        znodes = (m1.zk_znode_count! - m0.zk_znode_count!) / jobs;
+        watches = (m1.zk_watch_count! - m0.zk_watch_count!) / jobs;
+        if (memory) {
+          await sleep(5_000);
+          const [firing, idleBase] = await Promise.all([steadyRss(app, 10_000), steadyRss(base, 10_000)]);
+          rssFiring.push((firing - idleBase) / 1024 / jobs);
+        }
+      } finally {
+        app.kill('SIGKILL');
+        await app.exited;
+      }
+      if (r > 0 || !memory) continue;
+      // The same jobs on a 30-second cron, between firings: sharded at their first firing; then, once start-up is a
+      // whole period behind, RSS is sampled over one whole period (a firing and the quiet after it).
+      const idle = benchApp({ ZK_NAMESPACE: ns('scale-idle'), JOBS: String(jobs), JOB_TOTAL: '1', JOB_CRON: `0/${IDLE_PERIOD_S} * * * * ?` });
+      try {
+        await idle.waitForLine(/"event":"sharded"/, 300_000);
+        const period = IDLE_PERIOD_S * 1000;
+        await sleep(Math.ceil(Date.now() / period) * period + 1000 - Date.now());
+        const [held, idleBase] = await Promise.all([steadyRss(idle, period), steadyRss(base, period)]);
+        rssIdle.push((held - idleBase) / 1024 / jobs);
+      } finally {
+        idle.kill('SIGKILL');
+        await idle.exited;
+      }
+    } finally {
+      base.kill('SIGKILL');
+      await base.exited;
+    }
   }
-  return { bootstrapMs: figure(bootstrap, 'ms'), rssPerJobKb: figure(rss, 'KB'), heapPerJobKb: figure(heap, 'KB'), znodesPerJob: round(znodes), watchesPerJob: round(watches) };
+  return {
+    bootstrapMs: figure(bootstrap, 'ms'),
+    rssIdlePerJobKb: rssIdle.length ? figure(rssIdle, 'KB') : undefined,
+    rssFiringPerJobKb: rssFiring.length ? figure(rssFiring, 'KB') : undefined,
+    rssStartPerJobKb: figure(rssStart, 'KB'),
+    heapPerJobKb: figure(heap, 'KB'),
+    znodesPerJob: round(znodes),
+    watchesPerJob: round(watches),
+  };
 }
 
-async function scaleCluster(processes: number, jobs: number): Promise<Figure> {
+/** P processes with the same `jobs` jobs, JOB_TOTAL = P: time until every process has its items of every job. */
+async function scaleCluster(processes: number, jobs: number): Promise<{ allShardedMs: Figure; cpuMsPerProcess: Figure }> {
   const samples: number[] = [];
+  const cpu: number[] = [];
   for (let r = 0; r < Math.min(ROUNDS, 2); r++) {
     const namespace = ns('cluster');
     const started = performance.now();
     const apps = Array.from({ length: processes }, () => benchApp({ ZK_NAMESPACE: namespace, JOBS: String(jobs), JOB_TOTAL: String(processes) }));
-    await Promise.all(apps.map((a) => a.waitForLine(/"event":"sharded"/, 300_000)));
+    const lines = await Promise.all(apps.map((a) => a.waitForLine(/"event":"sharded"/, 300_000)));
     samples.push(performance.now() - started);
+    cpu.push(figure(lines.map((line) => (JSON.parse(line.slice(4)) as { cpuMs: number }).cpuMs), 'ms').median);
     for (const a of apps) a.kill('SIGKILL');
     await Promise.all(apps.map((a) => a.exited));
   }
-  return figure(samples, 'ms');
+  return { allShardedMs: figure(samples, 'ms'), cpuMsPerProcess: figure(cpu, 'ms') };
 }
 
 // ---------------------------------------------------------------------------------------------- main
@@ -303,9 +375,12 @@ async function main(): Promise<void> {
     const reqOff = await step('requests.noMonitorExecution', () => requestsPerFiring(false));
     const reqCluster = await step('requests.cluster3', () => requestsPerFiringInCluster());
     const failover = await step('crashFailover', () => crashFailover(4000));
-    const s10 = await step('scale.10', () => scale(10));
+    // 10 jobs: fixed costs (the ZooKeeper connection) dominate any per-job memory figure; start-up only.
+    const s10 = await step('scale.10', () => scale(10, false));
     const s100 = await step('scale.100', () => scale(100));
     const s1000 = await step('scale.1000', () => scale(1000));
+    const cluster2 = await step('scale.2x100', () => scaleCluster(2, 100));
+    const cluster4 = await step('scale.4x100', () => scaleCluster(4, 100));
     const cluster = await step('scale.8x100', () => scaleCluster(8, 100));
     const f = (x: Figure | undefined): string => (x ? `${x.median} ${x.unit} (${x.min}..${x.max})` : 'skipped');
     const rows: Array<[string, string, string, string]> = [
@@ -316,10 +391,35 @@ async function main(): Promise<void> {
       ['requests/firing, 3-instance cluster', `per instance: client reads ${f(reqCluster?.reads)}, writes ${f(reqCluster?.writes)}`, 'monitorExecution, one item each; peers\' markers included', '≤ 2, no reads'],
       ['requests/firing, no monitorExecution', `client reads ${f(reqOff?.client.reads)}, writes ${f(reqOff?.client.writes)}`, `server: ${f(reqOff?.server)}`, '0'],
       ['crash failover (SIGKILL → re-run)', f(failover), 'session timeout 4000 ms', '≤ session timeout + 500 ms'],
-      ['10 jobs: bootstrap, RSS/job', `${f(s10?.bootstrapMs)}, ${f(s10?.rssPerJobKb)}`, `heap after GC ${f(s10?.heapPerJobKb)}/job; ${s10?.znodesPerJob} znodes, ${s10?.watchesPerJob} watches per job`, ''],
-      ['100 jobs: bootstrap, RSS/job', `${f(s100?.bootstrapMs)}, ${f(s100?.rssPerJobKb)}`, `heap after GC ${f(s100?.heapPerJobKb)}/job; ${s100?.znodesPerJob} znodes, ${s100?.watchesPerJob} watches per job`, ''],
-      ['1000 jobs: bootstrap, RSS/job', `${f(s1000?.bootstrapMs)}, ${f(s1000?.rssPerJobKb)}`, `heap after GC ${f(s1000?.heapPerJobKb)}/job; ${s1000?.znodesPerJob} znodes, ${s1000?.watchesPerJob} watches per job`, '< 5 s, < 50 KB/job'],
-      ['8 processes × 100 jobs: all sharded', f(cluster), cluster ? '' : String((results['scale.8x100'] as { failed?: string } | undefined)?.failed ?? ''), 'linear growth'],
+      ...([
+        ['10', s10],
+        ['100', s100],
+        ['1000', s1000],
+      ] as const).flatMap(([n, s]): Array<[string, string, string, string]> => [
+        [`${n} jobs: bootstrap`, f(s?.bootstrapMs), `${s?.znodesPerJob} znodes, ${s?.watchesPerJob} watches per job`, n === '1000' ? '< 5 s' : ''],
+        [
+          `${n} jobs: RSS/job between firings`,
+          s && !s.rssIdlePerJobKb ? 'not measured: fixed costs dominate' : f(s?.rssIdlePerJobKb),
+          `${s?.rssFiringPerJobKb ? `firing every second: ${f(s.rssFiringPerJobKb)}; ` : ''}at start-up: ${f(s?.rssStartPerJobKb)}; heap after GC ${f(s?.heapPerJobKb)}`,
+          n === '1000' ? '< 50 KB/job' : '',
+        ],
+      ]),
+      [
+        'growth, 100 → 1000 jobs (10×)',
+        s100 && s1000 ? `bootstrap ×${round(s1000.bootstrapMs.median / s100.bootstrapMs.median)}, RSS between firings ×${s1000.rssIdlePerJobKb && s100.rssIdlePerJobKb ? round((s1000.rssIdlePerJobKb.median * 1000) / (s100.rssIdlePerJobKb.median * 100)) : '-'}` : 'skipped',
+        s100 && s1000 ? `znodes ×${round((s1000.znodesPerJob * 1000) / (s100.znodesPerJob * 100))}, watches ×${round((s1000.watchesPerJob * 1000) / (s100.watchesPerJob * 100))}` : '',
+        'linear: ≤ 10×',
+      ],
+      ...([
+        ['2', cluster2],
+        ['4', cluster4],
+        ['8', cluster],
+      ] as const).map(([p, c]): [string, string, string, string] => [
+        `${p} processes × 100 jobs: all sharded`,
+        f(c?.allShardedMs),
+        c ? `CPU per process until sharded ${f(c.cpuMsPerProcess)}` : String((results[`scale.${p}x100`] as { failed?: string } | undefined)?.failed ?? ''),
+        p === '8' ? 'linear growth' : '',
+      ]),
     ];
     const widths = [0, 1, 2, 3].map((i) => Math.max(...rows.map((r) => r[i]!.length), 8));
     const line = (cells: string[]): string => `| ${cells.map((c, i) => c.padEnd(widths[i]!)).join(' | ')} |`;
