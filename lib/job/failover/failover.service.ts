@@ -2,7 +2,7 @@ import type { JobConfiguration } from '../config/job-configuration.js';
 import type { InstanceService } from '../instance/instance.service.js';
 import type { JobContext } from '../job-context.js';
 import type { ServerService } from '../server/server.service.js';
-import { serverIpOfInstance } from '../paths.js';
+import { everyItem, serverIpOfInstance } from '../paths.js';
 
 /**
  * Failover (ElasticJob's FailoverService, EJ §5.6): when an instance dies while running items, every peer flags
@@ -110,8 +110,7 @@ export class FailoverService {
 
   /** `failover` switched off in the config: remove every `sharding/{i}/failover` (not `failovering`), as ElasticJob. */
   async removeFailoverInfo(total: number): Promise<void> {
-    const { storage, paths } = this.ctx;
-    await Promise.all(Array.from({ length: total }, (_, item) => (storage.has(paths.failover(item)) ? storage.remove(paths.failover(item)) : undefined)));
+    await this.ctx.storage.removeCached(everyItem(total).map((item) => this.ctx.paths.failover(item)));
   }
 
   /**

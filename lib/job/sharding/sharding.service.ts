@@ -4,6 +4,7 @@ import type { JobConfiguration } from '../config/job-configuration.js';
 import type { LeaderService } from '../election/leader.service.js';
 import type { InstanceService } from '../instance/instance.service.js';
 import type { JobContext } from '../job-context.js';
+import { everyItem } from '../paths.js';
 import type { ServerService } from '../server/server.service.js';
 import type { ExecutionService } from '../execution/execution.service.js';
 import { AVG_ALLOCATION, BUILT_IN_SHARDING_STRATEGIES } from './strategies/sharding-strategies.js';
@@ -87,7 +88,7 @@ export class ShardingService {
     }
     if (!this.isNeedSharding()) return; // a previous leader finished it while we were being elected
     const total = config.shardingTotalCount;
-    if (config.monitorExecution) await this.execution.readMarkerOwners(Array.from({ length: total }, (_, item) => item));
+    if (config.monitorExecution) await this.execution.readMarkerOwners(everyItem(total));
     if (config.monitorExecution && this.execution.hasLiveRunningItems(total)) {
       logger.log('waiting for running items to finish before resharding');
       if (!(await storage.waitFor(() => !this.execution.hasLiveRunningItems(total), waitTimeoutMs))) {
@@ -143,7 +144,7 @@ export class ShardingService {
   private async resetShardingInfo(total: number): Promise<void> {
     const { storage, paths } = this.ctx;
     await Promise.all(
-      Array.from({ length: total }, async (_, item) => {
+      everyItem(total).map(async (item) => {
         await storage.remove(paths.shardingInstance(item));
         await storage.createIfNeeded(paths.shardingItem(item));
       }),

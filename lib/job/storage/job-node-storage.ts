@@ -190,6 +190,11 @@ export class JobNodeStorage {
     await this.registry.remove(path);
   }
 
+  /** Removes those of these nodes that the cache holds (nodes it does not hold are not there to remove). */
+  async removeCached(paths: readonly string[]): Promise<void> {
+    await Promise.all(paths.filter((path) => this.cache.has(path)).map((path) => this.registry.remove(path)));
+  }
+
   async removeRecursive(path: string): Promise<void> {
     await this.registry.removeRecursive(path);
   }
