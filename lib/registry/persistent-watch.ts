@@ -23,13 +23,18 @@ export const PERSISTENT_RECURSIVE = 1;
 
 /** `AddWatchRequest { ustring path; int mode }`. */
 class AddWatchRequest implements JuteRecord {
-  private readonly pathBytes: Buffer;
+  private pathBytes: Buffer;
 
   constructor(
-    path: string,
+    private readonly path: string,
     private readonly mode: number,
   ) {
     this.pathBytes = Buffer.from(path, 'utf8');
+  }
+
+  /** A chroot in the connection string: the client asks every request to prefix its path with it. */
+  setChrootPath(chroot: string): void {
+    if (chroot) this.pathBytes = Buffer.from(this.path === '/' ? chroot : chroot + this.path, 'utf8');
   }
 
   byteLength(): number {

@@ -4,7 +4,7 @@ import { RegistryError } from '../../lib/errors/elastic-job.errors.js';
 import { TreeCache, type TreeEvent } from '../../lib/registry/tree-cache.js';
 import type { ConnectionStateChange } from '../../lib/registry/registry.types.js';
 import { proxyTo, releaseAll } from '../support/resources.js';
-import { eventually, killSession, startRegistry, uniqueNamespace } from '../support/zk.js';
+import { eventually, killSession, startRegistry, uniqueNamespace, zkConnect } from '../support/zk.js';
 
 const cleanups: Array<() => Promise<void> | void> = [];
 afterEach(async () => {
@@ -51,6 +51,25 @@ describe('ZookeeperRegistryCenter on a real server', () => {
     await expect(stranger.setData('/job/multi', Buffer.from('evil'))).rejects.toMatchObject({ code: 'NO_AUTH' });
     await owner.setData('/job/node', Buffer.from('ok'));
     await owner.setData('/job/multi', Buffer.from('ok'));
+  });
+
+  it('works under a chroot in the connection string: multi requests and persistent watches carry it', async () => {
+    const outside = await startRegistry();
+    cleanups.push(() => outside.close());
+    await outside.ensurePath('/jail');
+    const registry = await startRegistry({ serverLists: `${zkConnect()}/${outside.namespace}/jail`, namespace: 'ns' });
+    cleanups.push(() => registry.close());
+    await registry.ensurePath('/job');
+    const cache = new TreeCache(registry, '/job');
+    cleanups.push(() => cache.close());
+    await cache.start();
+    await registry.transaction([
+      { op: 'check', path: '/job' },
+      { op: 'create', path: '/job/a', data: Buffer.from('in'), mode: 'PERSISTENT' },
+    ]);
+    await outside.createWithParents('/jail/ns/job/b', Buffer.from('seen'), 'PERSISTENT');
+    await eventually(() => [cache.get('/job/a'), cache.get('/job/b')], (v) => v[0] === 'in' && v[1] === 'seen', 10_000, 'cache under the chroot');
+    expect((await outside.getData('/jail/ns/job/a'))?.data.toString()).toBe('in');
   });
 
   it('protected sequential creates carry _c_{uuid}- and sort by sequence', async () => {
