@@ -9,14 +9,14 @@ import { createClientException, internals, jute, type JuteRecord } from './clien
  */
 
 const OP = { create: 1, remove: 2, setData: 5, check: 13 } as const;
-/** Versions are never used by the library: -1 matches any. */
+/** -1 matches any version. (The client's own Transaction also turns 0 into -1, its bug #67; not here.) */
 const ANY_VERSION = -1;
 
 export type MultiOp =
   | { op: 'create'; path: string; data: Buffer; flags: number }
-  | { op: 'setData'; path: string; data: Buffer }
-  | { op: 'remove'; path: string }
-  | { op: 'check'; path: string };
+  | { op: 'setData'; path: string; data: Buffer; version?: number }
+  | { op: 'remove'; path: string; version?: number }
+  | { op: 'check'; path: string; version?: number };
 
 export interface MultiAcl {
   permission: number;
@@ -82,9 +82,9 @@ export class MultiRequest implements JuteRecord {
       } else if (op.op === 'setData') {
         at = buffer.writeInt32BE(op.data.length, at);
         at += op.data.copy(buffer, at);
-        at = buffer.writeInt32BE(ANY_VERSION, at);
+        at = buffer.writeInt32BE(op.version ?? ANY_VERSION, at);
       } else {
-        at = buffer.writeInt32BE(ANY_VERSION, at);
+        at = buffer.writeInt32BE(op.version ?? ANY_VERSION, at);
       }
     }
     at = header(buffer, at, -1, true);

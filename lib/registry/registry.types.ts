@@ -37,8 +37,9 @@ export interface WatchEvent {
 /** Keep the same function object per (path, kind): the client de-duplicates watchers by identity. */
 export type Watcher = (event: WatchEvent) => void;
 
+/** `version`: the node's data version the op requires (BAD_VERSION otherwise); absent: any version. */
 export type TransactionOp =
   | { op: 'create'; path: string; data: Buffer; mode: NodeMode }
-  | { op: 'setData'; path: string; data: Buffer }
-  | { op: 'remove'; path: string }
-  | { op: 'check'; path: string };
+  | { op: 'setData'; path: string; data: Buffer; version?: number }
+  | { op: 'remove'; path: string; version?: number }
+  | { op: 'check'; path: string; version?: number };

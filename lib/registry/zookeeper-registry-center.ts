@@ -557,7 +557,7 @@ export class ZookeeperRegistryCenter {
     }
   }
 
-  /** All-or-nothing multi-op (ZooKeeper `multi`). Versions are never used (client bug #67 turns 0 into -1). */
+  /** All-or-nothing multi-op (ZooKeeper `multi`), versions honoured (written by us, not the client: its bug #67). */
   async transaction(ops: TransactionOp[]): Promise<void> {
     if (ops.length === 0) return;
     const multi: MultiOp[] = ops.map((op) =>

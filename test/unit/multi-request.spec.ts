@@ -18,9 +18,9 @@ function clientBytes(ops: MultiOp[], acl: { permission: number; scheme: string; 
   const acls = [new zookeeper.ACL(acl.permission, new zookeeper.Id(acl.scheme, acl.id))];
   const clientOps = ops.map((op) => {
     if (op.op === 'create') return { type: jute.OP_CODES.CREATE, path: op.path, data: op.data, acls, mode: op.flags };
-    if (op.op === 'setData') return { type: jute.OP_CODES.SET_DATA, path: op.path, data: op.data, version: -1 };
-    if (op.op === 'remove') return { type: jute.OP_CODES.DELETE, path: op.path, version: -1 };
-    return { type: jute.OP_CODES.CHECK, path: op.path, version: -1 };
+    if (op.op === 'setData') return { type: jute.OP_CODES.SET_DATA, path: op.path, data: op.data, version: op.version ?? -1 };
+    if (op.op === 'remove') return { type: jute.OP_CODES.DELETE, path: op.path, version: op.version ?? -1 };
+    return { type: jute.OP_CODES.CHECK, path: op.path, version: op.version ?? -1 };
   });
   return bytesOf(new jute.TransactionRequest(clientOps), chroot);
 }
@@ -39,6 +39,10 @@ describe('MultiRequest (the library writes ZooKeeper multi requests itself)', ()
     { op: 'create', path: '/ns/job/sharding/0/running', data: Buffer.from('10.0.0.1@-@4242'), flags: 1 },
     { op: 'create', path: '/ns/job/é/ünïcode', data: Buffer.alloc(0), flags: 0 },
     { op: 'setData', path: '/ns/job/config', data: Buffer.from('cron: 0/5 * * * * ?\n') },
+    // Versions (not 0: the client's own encoder turns 0 into "any", its bug #67)
+    { op: 'setData', path: '/ns/job/sharding/1/running', data: Buffer.from('me'), version: 3 },
+    { op: 'remove', path: '/ns/job/sharding/2/running', version: 7 },
+    { op: 'check', path: '/ns/job', version: 12 },
   ];
 
   it('puts on the wire exactly the bytes of the client own Transaction, for every op kind and ACL', () => {

@@ -3,6 +3,7 @@ import { registryErrorCode } from '../../registry/zookeeper-registry-center.js';
 import type { JobConfiguration } from '../config/job-configuration.js';
 import type { InstanceService } from '../instance/instance.service.js';
 import type { JobContext } from '../job-context.js';
+import { everyItem } from '../paths.js';
 
 /**
  * Execution markers (ElasticJob's ExecutionService): `sharding/{i}/running` while an item runs (only with
@@ -64,17 +65,62 @@ export class ExecutionService {
     await this.removeMarkers(stale);
   }
 
-  async registerJobBegin(items: readonly number[], config: JobConfiguration): Promise<void> {
+  /**
+   * Writes the running markers of these items and returns those now marked as ours: the items to run. A marker
+   * already there is taken over only when its owner is gone, with a setData conditioned on the version we saw: two
+   * instances that both saw the same dead marker (a failover claim and the item's new owner after a reshard, at
+   * the same instant) cannot both take it. The one that loses leaves the item to the other for this firing.
+   */
+  async registerJobBegin(items: readonly number[], config: JobConfiguration): Promise<number[]> {
     for (const item of items) this.runningHere.add(item);
-    if (!config.monitorExecution || items.length === 0) return;
-    const { storage, paths, instanceId } = this.ctx;
-    const ops: TransactionOp[] = [];
+    if (!config.monitorExecution || items.length === 0) return [...items];
+    const { storage, paths } = this.ctx;
+    const existing = items.map((item) => paths.running(item)).filter((path) => storage.has(path));
+    if (existing.length > 0) await storage.readUnread(existing).catch(() => undefined);
+    const plans = new Map<number, TransactionOp>();
     for (const item of items) {
-      // A marker left by an instance that is gone must not block the item (EJ §8 #49, #467, #1754).
-      if (storage.has(paths.running(item))) ops.push({ op: 'remove', path: paths.running(item) });
-      ops.push(storage.createOp(paths.running(item), instanceId, config.failover ? 'PERSISTENT' : 'EPHEMERAL'));
+      const op = this.markerOp(item, config);
+      if (op) plans.set(item, op);
     }
-    await storage.transaction(ops);
+    let won: number[] = [];
+    try {
+      try {
+        await storage.transaction([...plans.values()]);
+        won = [...plans.keys()];
+      } catch (error) {
+        if (!isMarkerConflict(error)) throw error;
+        // Someone got there first for at least one item: keep the others.
+        for (const [item, op] of plans) {
+          try {
+            await storage.transaction([op]);
+            won.push(item);
+          } catch (itemError) {
+            // NO_NODE on a create is a missing parent, not someone else's doing.
+            if (!isMarkerConflict(itemError) || (registryErrorCode(itemError) === 'NO_NODE' && op.op === 'create')) throw itemError;
+          }
+        }
+      }
+    } finally {
+      for (const item of items) if (!won.includes(item)) this.runningHere.delete(item);
+    }
+    const lost = items.filter((item) => !won.includes(item));
+    if (lost.length > 0) this.ctx.logger.warn(`items [${lost.join(',')}] are being run by another instance: not run here this time`);
+    return won;
+  }
+
+  /** The op that makes an item's marker ours; undefined when a live instance holds it. */
+  private markerOp(item: number, config: JobConfiguration): TransactionOp | undefined {
+    const { storage, paths, instanceId } = this.ctx;
+    const path = paths.running(item);
+    const owner = storage.get(path);
+    const version = storage.version(path);
+    // No marker (or one we could not read): a create, which fails if someone holds the item.
+    if (!storage.has(path) || owner === undefined || version === undefined) {
+      return storage.createOp(path, instanceId, config.failover ? 'PERSISTENT' : 'EPHEMERAL');
+    }
+    if (owner !== instanceId && this.instances.isInstanceOnline(owner)) return undefined;
+    // Left by an instance that is gone (EJ §8 #49, #467, #1754): take it over unless it changed since we saw it.
+    return { op: 'setData', path, data: Buffer.from(instanceId, 'utf8'), version };
   }
 
   async registerJobCompleted(items: readonly number[], config: JobConfiguration): Promise<void> {
@@ -115,15 +161,14 @@ export class ExecutionService {
   async clearOwnRunningInfo(total: number): Promise<void> {
     const { storage, paths, instanceId } = this.ctx;
     // Direct reads (the cache may be behind on a new session), all at once rather than one item after another.
-    const markers = Array.from({ length: total }, (_, item) => paths.running(item));
+    const markers = everyItem(total).map((item) => paths.running(item));
     const owners = await Promise.all(markers.map((path) => storage.getDirectly(path)));
     await this.removeMarkers(markers.filter((_, index) => owners[index] === instanceId));
   }
 
   /** monitorExecution switched off: every `running` marker goes (ElasticJob's MonitorExecution listener). */
   async removeAllRunningMarkers(total: number): Promise<void> {
-    const { storage, paths } = this.ctx;
-    await Promise.all(Array.from({ length: total }, (_, item) => (storage.has(paths.running(item)) ? storage.remove(paths.running(item)) : undefined)));
+    await this.ctx.storage.removeCached(everyItem(total).map((item) => this.ctx.paths.running(item)));
   }
 
   /** One transaction; if a marker vanished meanwhile, one by one. */
@@ -136,4 +181,10 @@ export class ExecutionService {
       await Promise.all(paths.map((path) => this.ctx.storage.remove(path)));
     }
   }
+}
+
+/** A marker someone else created, took over or removed between our look and our write. */
+function isMarkerConflict(error: unknown): boolean {
+  const code = registryErrorCode(error);
+  return code === 'NODE_EXISTS' || code === 'BAD_VERSION' || code === 'NO_NODE';
 }

@@ -219,9 +219,10 @@ export class JobExecutor {
     return items.filter((item) => !takenOff.has(item));
   }
 
-  private async execute(items: number[], config: JobConfiguration, failoverRun = false, startAt?: number): Promise<void> {
+  private async execute(wanted: number[], config: JobConfiguration, failoverRun = false, startAt?: number): Promise<void> {
+    if (wanted.length === 0) return;
+    const items = await this.execution.registerJobBegin(wanted, config);
     if (items.length === 0) return;
-    await this.execution.registerJobBegin(items, config);
     // Prepared ahead of the cron instant: start the items on it, not before.
     // (Timers may wake a millisecond early: loop until the instant has come.)
     while (startAt !== undefined && startAt > Date.now()) await new Promise((resolve) => setTimeout(resolve, startAt - Date.now()));

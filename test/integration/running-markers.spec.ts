@@ -1,0 +1,69 @@
+import { Logger } from '@nestjs/common';
+import { afterEach, describe, expect, it } from 'vitest';
+import { ExecutionService } from '../../lib/job/execution/execution.service.js';
+import type { JobConfiguration } from '../../lib/job/config/job-configuration.js';
+import { InstanceService } from '../../lib/job/instance/instance.service.js';
+import type { JobContext } from '../../lib/job/job-context.js';
+import { JobNodePath } from '../../lib/job/paths.js';
+import { ServerService } from '../../lib/job/server/server.service.js';
+import { JobNodeStorage } from '../../lib/job/storage/job-node-storage.js';
+import type { ZookeeperRegistryCenter } from '../../lib/registry/zookeeper-registry-center.js';
+import { releaseAll } from '../support/resources.js';
+import { startRegistry, uniqueNamespace } from '../support/zk.js';
+
+const cleanups: Array<() => Promise<void> | void> = [];
+afterEach(async () => {
+  while (cleanups.length) await cleanups.pop()?.();
+  await releaseAll();
+});
+
+const JOB = 'markers';
+const config = { monitorExecution: true, failover: true } as JobConfiguration;
+
+/** One instance's view of the job: its own session, cache and execution service, as a JobScheduler builds them. */
+async function contender(namespace: string, instanceId: string): Promise<{ execution: ExecutionService; registry: ZookeeperRegistryCenter }> {
+  const registry = await startRegistry({ namespace });
+  cleanups.push(() => registry.close());
+  const paths = new JobNodePath(JOB);
+  const logger = new Logger(`test:${instanceId}`);
+  const ctx: JobContext = { jobName: JOB, paths, registry, logger, storage: new JobNodeStorage(registry, paths, logger), instanceId, ip: instanceId.split('@-@')[0]!, waitTimeoutMs: 5000 };
+  await ctx.storage.cache.start();
+  cleanups.push(() => ctx.storage.cache.close());
+  await registry.createWithParents(paths.instance(instanceId), Buffer.from(`jobInstanceId: ${instanceId}\n`), 'EPHEMERAL');
+  await ctx.storage.settled();
+  return { execution: new ExecutionService(ctx, new InstanceService(ctx, new ServerService(ctx))), registry };
+}
+
+describe('running markers', () => {
+  it('a marker left by a dead instance is taken over by exactly one of two instances that both saw it', async () => {
+    for (let round = 0; round < 5; round++) {
+      const namespace = uniqueNamespace('markers');
+      const setup = await startRegistry({ namespace });
+      cleanups.push(() => setup.close());
+      // The dead owner's persistent marker (failover on), on item 0 of a job whose instances are a and b.
+      await setup.createWithParents(`/${JOB}/sharding/0/running`, Buffer.from('10.9.9.9@-@99'), 'PERSISTENT');
+      const a = await contender(namespace, '10.0.0.1@-@1');
+      const b = await contender(namespace, '10.0.0.2@-@2');
+      // Both start item 0 at once (say a failover claim and the item's new owner after a reshard).
+      const [wonByA, wonByB] = await Promise.all([a.execution.registerJobBegin([0], config), b.execution.registerJobBegin([0], config)]);
+      expect([...wonByA, ...wonByB], `round ${round}`).toEqual([0]);
+      const winner = wonByA.length > 0 ? '10.0.0.1@-@1' : '10.0.0.2@-@2';
+      expect((await setup.getData(`/${JOB}/sharding/0/running`))?.data.toString()).toBe(winner);
+    }
+  });
+
+  it('a marker held by a live instance is never taken; items without a marker are created for us', async () => {
+    const namespace = uniqueNamespace('markers-live');
+    const setup = await startRegistry({ namespace });
+    cleanups.push(() => setup.close());
+    for (const item of [0, 1, 2]) await setup.ensurePath(`/${JOB}/sharding/${item}`);
+    const a = await contender(namespace, '10.0.0.1@-@1');
+    const b = await contender(namespace, '10.0.0.2@-@2');
+    expect(await a.execution.registerJobBegin([0, 1], config)).toEqual([0, 1]);
+    // b saw a's markers (a is online): b gets nothing, and the markers stay a's.
+    await new Promise((r) => setTimeout(r, 200));
+    expect(await b.execution.registerJobBegin([1, 2], config)).toEqual([2]);
+    expect((await setup.getData(`/${JOB}/sharding/1/running`))?.data.toString()).toBe('10.0.0.1@-@1');
+    expect((await setup.getData(`/${JOB}/sharding/2/running`))?.data.toString()).toBe('10.0.0.2@-@2');
+  });
+});
