@@ -54,6 +54,13 @@ async function mntr(): Promise<Record<string, number>> {
 
 // ---------------------------------------------------------------------------------------------- 1. handover
 
+/**
+ * Handovers are a few milliseconds, each two ZooKeeper commits (fsync) and a round trip or two, so single samples
+ * swing by 2 to 4× on a shared disk (both sides); five rounds left the ratio of medians at 0.18× in one run and
+ * 0.29× in another. Fifteen rounds per side, whatever BENCH_ROUNDS says (unless it asks for more).
+ */
+const HANDOVER_ROUNDS = Math.max(ROUNDS, quick ? 5 : 15);
+
 /** Deletion of leader/election/instance to its re-creation by another participant, seen by an observer. */
 function watchHandover(registry: ZookeeperRegistryCenter, path: string, previous: string): Promise<number> {
   return new Promise((resolve) => {
@@ -96,7 +103,7 @@ async function handover(kind: 'nestjs-elastic-job' | 'curator'): Promise<Figure>
   for (let i = 0; i < 3; i++) await spawnOne();
   const samples: number[] = [];
   const leaderPath = `/${job}/leader/election/instance`;
-  for (let r = 0; r < ROUNDS; r++) {
+  for (let r = 0; r < HANDOVER_ROUNDS; r++) {
     const leaderId = (await registry.getData(leaderPath))!.data.toString();
     const leader = participants.find((p) =>
       kind === 'curator' ? (p as LineProcess & { benchId?: string }).benchId === leaderId : leaderId.endsWith(`@-@${p.pid}`),
