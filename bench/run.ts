@@ -248,8 +248,9 @@ interface ScaleFigures {
   watchesPerJob: number;
 }
 
-/** The cron period of the idle-footprint apps. */
+/** The cron period of the idle-footprint apps, and how many are measured per size (a minute or more each). */
 const IDLE_PERIOD_S = 30;
+const IDLE_ROUNDS = 2;
 
 /** The RSS of a bench app, sampled every 250 ms for `forMs` (no GC forced): the median, in bytes. */
 async function steadyRss(app: LineProcess, forMs: number): Promise<number> {
@@ -302,7 +303,7 @@ async function scale(jobs: number, memory = true): Promise<ScaleFigures> {
         app.kill('SIGKILL');
         await app.exited;
       }
-      if (r > 0 || !memory) continue;
+      if (r >= IDLE_ROUNDS || !memory) continue;
       // The same jobs on a 30-second cron, between firings: sharded at their first firing; then, once start-up is a
       // whole period behind, RSS is sampled over one whole period (a firing and the quiet after it).
       const idle = benchApp({ ZK_NAMESPACE: ns('scale-idle'), JOBS: String(jobs), JOB_TOTAL: '1', JOB_CRON: `0/${IDLE_PERIOD_S} * * * * ?` });
