@@ -157,12 +157,6 @@ export class TreeCache {
     return this.nodes.get(path)?.data?.toString('utf8');
   }
 
-  /** The node's data version as last seen; undefined when not cached or not read (a lazy node). */
-  getVersion(path: string): number | undefined {
-    const node = this.nodes.get(path);
-    return node?.data === undefined ? undefined : node.version;
-  }
-
   /** The node's data as cached: a new Buffer whenever the node changes, never changed in place. */
   getBytes(path: string): Buffer | undefined {
     return this.nodes.get(path)?.data;

@@ -7,6 +7,7 @@ import type { JobContext } from '../../lib/job/job-context.js';
 import { JobNodePath } from '../../lib/job/paths.js';
 import { ServerService } from '../../lib/job/server/server.service.js';
 import { JobNodeStorage } from '../../lib/job/storage/job-node-storage.js';
+import type { Watcher } from '../../lib/registry/registry.types.js';
 import type { ZookeeperRegistryCenter } from '../../lib/registry/zookeeper-registry-center.js';
 import { releaseAll } from '../support/resources.js';
 import { startRegistry, uniqueNamespace } from '../support/zk.js';
@@ -21,7 +22,7 @@ const JOB = 'markers';
 const config = { monitorExecution: true, failover: true } as JobConfiguration;
 
 /** One instance's view of the job: its own session, cache and execution service, as a JobScheduler builds them. */
-async function contender(namespace: string, instanceId: string): Promise<{ execution: ExecutionService; registry: ZookeeperRegistryCenter }> {
+async function contender(namespace: string, instanceId: string): Promise<{ execution: ExecutionService; registry: ZookeeperRegistryCenter; freezeCache: () => void }> {
   const registry = await startRegistry({ namespace });
   cleanups.push(() => registry.close());
   const paths = new JobNodePath(JOB);
@@ -31,7 +32,9 @@ async function contender(namespace: string, instanceId: string): Promise<{ execu
   cleanups.push(() => ctx.storage.cache.close());
   await registry.createWithParents(paths.instance(instanceId), Buffer.from(`jobInstanceId: ${instanceId}\n`), 'EPHEMERAL');
   await ctx.storage.settled();
-  return { execution: new ExecutionService(ctx, new InstanceService(ctx, new ServerService(ctx))), registry };
+  // Stops the cache from following ZooKeeper: what a cache lagging behind (just after a reconnection) looks like.
+  const freezeCache = (): void => registry.removePersistentRecursiveWatch(`/${JOB}`, (ctx.storage.cache as unknown as { watcher: Watcher }).watcher);
+  return { execution: new ExecutionService(ctx, new InstanceService(ctx, new ServerService(ctx))), registry, freezeCache };
 }
 
 describe('running markers', () => {
@@ -65,5 +68,23 @@ describe('running markers', () => {
     expect(await b.execution.registerJobBegin([1, 2], config)).toEqual([2]);
     expect((await setup.getData(`/${JOB}/sharding/1/running`))?.data.toString()).toBe('10.0.0.1@-@1');
     expect((await setup.getData(`/${JOB}/sharding/2/running`))?.data.toString()).toBe('10.0.0.2@-@2');
+  });
+
+  it('an owner that has come back is not taken over on the word of a cache that has not seen it come back', async () => {
+    const namespace = uniqueNamespace('markers-lag');
+    const setup = await startRegistry({ namespace });
+    cleanups.push(() => setup.close());
+    const owner = '10.0.0.1@-@1';
+    // The owner's marker from before it lost its session; it is offline.
+    await setup.createWithParents(`/${JOB}/sharding/0/running`, Buffer.from(owner), 'PERSISTENT');
+    const b = await contender(namespace, '10.0.0.2@-@2');
+    b.freezeCache();
+    // The owner comes back with a new session: re-registers, replaces its stale marker and starts the item.
+    await setup.createWithParents(`/${JOB}/instances/${owner}`, Buffer.from(`jobInstanceId: ${owner}\n`), 'EPHEMERAL');
+    await setup.remove(`/${JOB}/sharding/0/running`);
+    await setup.createWithParents(`/${JOB}/sharding/0/running`, Buffer.from(owner), 'PERSISTENT');
+    // b's cache still shows the old marker and no owner instance: b must not run the item.
+    expect(await b.execution.registerJobBegin([0], config)).toEqual([]);
+    expect((await setup.getData(`/${JOB}/sharding/0/running`))?.data.toString()).toBe(owner);
   });
 });

@@ -67,23 +67,23 @@ export class ExecutionService {
 
   /**
    * Writes the running markers of these items and returns those now marked as ours: the items to run. A marker
-   * already there is taken over only when its owner is gone, with a setData conditioned on the version we saw: two
-   * instances that both saw the same dead marker (a failover claim and the item's new owner after a reshard, at
-   * the same instant) cannot both take it. The one that loses leaves the item to the other for this firing.
+   * already there is taken over only when ZooKeeper (not the cache, which may lag just after a reconnection) says
+   * its owner is gone, with a setData conditioned on the version just read: two instances that both found the same
+   * dead marker (a failover claim and the item's new owner after a reshard, at the same instant) cannot both take
+   * it. The one that loses leaves the item to the other for this firing.
    */
   async registerJobBegin(items: readonly number[], config: JobConfiguration): Promise<number[]> {
     for (const item of items) this.runningHere.add(item);
     if (!config.monitorExecution || items.length === 0) return [...items];
-    const { storage, paths } = this.ctx;
-    const existing = items.map((item) => paths.running(item)).filter((path) => storage.has(path));
-    if (existing.length > 0) await storage.readUnread(existing).catch(() => undefined);
-    const plans = new Map<number, TransactionOp>();
-    for (const item of items) {
-      const op = this.markerOp(item, config);
-      if (op) plans.set(item, op);
-    }
+    const { storage } = this.ctx;
     let won: number[] = [];
     try {
+      const plans = new Map<number, TransactionOp>();
+      const ops = await Promise.all(items.map((item) => this.markerOp(item, config)));
+      items.forEach((item, index) => {
+        const op = ops[index];
+        if (op) plans.set(item, op);
+      });
       try {
         await storage.transaction([...plans.values()]);
         won = [...plans.keys()];
@@ -109,18 +109,19 @@ export class ExecutionService {
   }
 
   /** The op that makes an item's marker ours; undefined when a live instance holds it. */
-  private markerOp(item: number, config: JobConfiguration): TransactionOp | undefined {
-    const { storage, paths, instanceId } = this.ctx;
+  private async markerOp(item: number, config: JobConfiguration): Promise<TransactionOp | undefined> {
+    const { storage, registry, paths, instanceId } = this.ctx;
     const path = paths.running(item);
-    const owner = storage.get(path);
-    const version = storage.version(path);
-    // No marker (or one we could not read): a create, which fails if someone holds the item.
-    if (!storage.has(path) || owner === undefined || version === undefined) {
-      return storage.createOp(path, instanceId, config.failover ? 'PERSISTENT' : 'EPHEMERAL');
-    }
-    if (owner !== instanceId && this.instances.isInstanceOnline(owner)) return undefined;
-    // Left by an instance that is gone (EJ §8 #49, #467, #1754): take it over unless it changed since we saw it.
-    return { op: 'setData', path, data: Buffer.from(instanceId, 'utf8'), version };
+    const create = storage.createOp(path, instanceId, config.failover ? 'PERSISTENT' : 'EPHEMERAL');
+    // The cache shows no marker (the steady state): a create, which fails if someone holds the item after all.
+    if (!storage.has(path)) return create;
+    // A marker is there (a transition: crash, reshard, reconnection): two direct reads decide.
+    const marker = await registry.getData(path);
+    if (!marker) return create;
+    const owner = marker.data.toString('utf8');
+    if (owner !== instanceId && (await registry.exists(paths.instance(owner))) !== undefined) return undefined;
+    // Left by an instance that is gone (EJ §8 #49, #467, #1754): take it over unless it changes meanwhile.
+    return { op: 'setData', path, data: Buffer.from(instanceId, 'utf8'), version: marker.stat.version };
   }
 
   async registerJobCompleted(items: readonly number[], config: JobConfiguration): Promise<void> {

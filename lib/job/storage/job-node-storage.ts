@@ -61,11 +61,6 @@ export class JobNodeStorage {
     return this.cache.get(path);
   }
 
-  /** The data version of the cached node; undefined when absent or not read yet. */
-  version(path: string): number | undefined {
-    return this.cache.getVersion(path);
-  }
-
   /** The cached data undecoded: the same Buffer until the node changes (cheap to compare). */
   getBytes(path: string): Buffer | undefined {
     return this.cache.getBytes(path);
