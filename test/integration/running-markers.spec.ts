@@ -87,4 +87,25 @@ describe('running markers', () => {
     expect(await b.execution.registerJobBegin([0], config)).toEqual([]);
     expect((await setup.getData(`/${JOB}/sharding/0/running`))?.data.toString()).toBe(owner);
   });
+
+  it('removes only markers that are still ours: a marker a peer has taken over meanwhile stays', async () => {
+    const namespace = uniqueNamespace('markers-own');
+    const setup = await startRegistry({ namespace });
+    cleanups.push(() => setup.close());
+    await setup.ensurePath(`/${JOB}/sharding/1`);
+    const me = '10.0.0.1@-@1';
+    const peer = '10.0.0.2@-@2';
+    // A marker of ours left over (its removal failed), which a peer then took over while our cache lagged.
+    await setup.createWithParents(`/${JOB}/sharding/0/running`, Buffer.from(me), 'PERSISTENT');
+    const a = await contender(namespace, me);
+    a.freezeCache();
+    await setup.setData(`/${JOB}/sharding/0/running`, Buffer.from(peer));
+    await a.execution.removeStaleOwnMarkers(2);
+    expect((await setup.getData(`/${JOB}/sharding/0/running`))?.data.toString()).toBe(peer);
+    // An item we run whose marker a peer took over (it judged us gone): our completion leaves the peer's marker.
+    expect(await a.execution.registerJobBegin([1], config)).toEqual([1]);
+    await setup.setData(`/${JOB}/sharding/1/running`, Buffer.from(peer));
+    await a.execution.registerJobCompleted([1], config);
+    expect((await setup.getData(`/${JOB}/sharding/1/running`))?.data.toString()).toBe(peer);
+  });
 });

@@ -13,6 +13,8 @@ import { everyItem } from '../paths.js';
 export class ExecutionService {
   /** Items between registerJobBegin and registerJobCompleted here: what our own markers really mean. */
   private readonly runningHere = new Set<number>();
+  /** The data version of each marker we wrote for an item running here: it is removed only if still ours. */
+  private readonly markerVersions = new Map<number, number>();
 
   constructor(
     private readonly ctx: JobContext,
@@ -62,7 +64,7 @@ export class ExecutionService {
     }
     if (stale.length === 0) return;
     this.ctx.logger.log(`removing ${stale.length} stale running marker(s) of ours`);
-    await this.removeMarkers(stale);
+    await this.removeOwnMarkers(stale);
   }
 
   /**
@@ -87,6 +89,7 @@ export class ExecutionService {
       try {
         await storage.transaction([...plans.values()]);
         won = [...plans.keys()];
+        for (const [item, op] of plans) this.markerVersions.set(item, writtenVersion(op));
       } catch (error) {
         if (!isMarkerConflict(error)) throw error;
         // Someone got there first for at least one item: keep the others.
@@ -94,6 +97,7 @@ export class ExecutionService {
           try {
             await storage.transaction([op]);
             won.push(item);
+            this.markerVersions.set(item, writtenVersion(op));
           } catch (itemError) {
             // NO_NODE on a create is a missing parent, not someone else's doing.
             if (!isMarkerConflict(itemError) || (registryErrorCode(itemError) === 'NO_NODE' && op.op === 'create')) throw itemError;
@@ -126,9 +130,12 @@ export class ExecutionService {
 
   async registerJobCompleted(items: readonly number[], config: JobConfiguration): Promise<void> {
     for (const item of items) this.runningHere.delete(item);
+    const versions = new Map(items.map((item) => [this.ctx.paths.running(item), this.markerVersions.get(item)] as const));
+    for (const item of items) this.markerVersions.delete(item);
     if (!config.monitorExecution || items.length === 0) return;
-    await this.removeMarkers(items.map((item) => this.ctx.paths.running(item)));
+    await this.removeOwnMarkers([...versions.keys()], versions);
   }
+
 
   /** If any item still runs somewhere, flag all of them misfired and say so. */
   async misfireIfHasRunningItems(items: readonly number[]): Promise<boolean> {
@@ -160,11 +167,7 @@ export class ExecutionService {
 
   /** Removes this instance's `running` markers (shutdown, new session). */
   async clearOwnRunningInfo(total: number): Promise<void> {
-    const { storage, paths, instanceId } = this.ctx;
-    // Direct reads (the cache may be behind on a new session), all at once rather than one item after another.
-    const markers = everyItem(total).map((item) => paths.running(item));
-    const owners = await Promise.all(markers.map((path) => storage.getDirectly(path)));
-    await this.removeMarkers(markers.filter((_, index) => owners[index] === instanceId));
+    await this.removeOwnMarkers(everyItem(total).map((item) => this.ctx.paths.running(item)));
   }
 
   /** monitorExecution switched off: every `running` marker goes (ElasticJob's MonitorExecution listener). */
@@ -173,6 +176,36 @@ export class ExecutionService {
   }
 
   /** One transaction; if a marker vanished meanwhile, one by one. */
+  /**
+   * Removes these running markers where they are still ours, each conditioned on its version (as written by us, or
+   * else as read directly now): a marker a peer has taken over meanwhile (it judged us gone) stays the peer's.
+   */
+  private async removeOwnMarkers(paths: readonly string[], versions?: ReadonlyMap<string, number | undefined>): Promise<void> {
+    const { registry, instanceId } = this.ctx;
+    const ops = await Promise.all(
+      paths.map(async (path): Promise<TransactionOp | undefined> => {
+        const known = versions?.get(path);
+        if (known !== undefined) return { op: 'remove', path, version: known };
+        // Not written by us in this run (a stale marker, a new session): read who holds it now.
+        const marker = await registry.getData(path);
+        return marker?.data.toString('utf8') === instanceId ? { op: 'remove', path, version: marker.stat.version } : undefined;
+      }),
+    );
+    const removals = ops.filter((op): op is TransactionOp => op !== undefined);
+    if (removals.length === 0) return;
+    try {
+      await this.ctx.storage.transaction(removals);
+    } catch (error) {
+      if (!isMarkerConflict(error)) throw error;
+      // One is gone or no longer ours: remove the others one by one.
+      for (const op of removals) {
+        await this.ctx.storage.transaction([op]).catch((itemError: unknown) => {
+          if (!isMarkerConflict(itemError)) throw itemError;
+        });
+      }
+    }
+  }
+
   private async removeMarkers(paths: string[]): Promise<void> {
     if (paths.length === 0) return;
     try {
@@ -188,4 +221,9 @@ export class ExecutionService {
 function isMarkerConflict(error: unknown): boolean {
   const code = registryErrorCode(error);
   return code === 'NODE_EXISTS' || code === 'BAD_VERSION' || code === 'NO_NODE';
+}
+
+/** The version a marker op leaves the marker at: 0 for a create, one more than the condition for a setData. */
+function writtenVersion(op: TransactionOp): number {
+  return op.op === 'setData' && op.version !== undefined ? op.version + 1 : 0;
 }
