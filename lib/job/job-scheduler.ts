@@ -178,7 +178,7 @@ export class JobScheduler {
     await this.withRetries('re-registration', async () => {
       // Our running markers first: once our instance node is replaced, peers look for items we were running.
       // What we ran on the old session was aborted with it, and must not be failed over on top of our new runs.
-      await this.execution.clearOwnRunningInfo(this.configService.load().shardingTotalCount);
+      await this.execution.clearOwnRunningInfo(this.configService.load().shardingTotalCount, { keepRunningHere: true });
       const server = await this.ctx.storage.getDirectly(this.ctx.paths.server(this.ctx.ip));
       const enabled = server === undefined ? !this.configService.load().disabled : server !== SERVER_DISABLED;
       await this.servers.persistOnline(enabled);

@@ -108,4 +108,19 @@ describe('running markers', () => {
     await a.execution.registerJobCompleted([1], config);
     expect((await setup.getData(`/${JOB}/sharding/1/running`))?.data.toString()).toBe(peer);
   });
+
+  it('clearing our markers after a new session leaves those of items a firing has already started on it', async () => {
+    const namespace = uniqueNamespace('markers-resession');
+    const setup = await startRegistry({ namespace });
+    cleanups.push(() => setup.close());
+    await setup.ensurePath(`/${JOB}/sharding/1`);
+    const me = '10.0.0.1@-@1';
+    // Item 0: left by us on the old session. Item 1: started by a firing on the new session, still running.
+    await setup.createWithParents(`/${JOB}/sharding/0/running`, Buffer.from(me), 'PERSISTENT');
+    const a = await contender(namespace, me);
+    expect(await a.execution.registerJobBegin([1], config)).toEqual([1]);
+    await a.execution.clearOwnRunningInfo(2, { keepRunningHere: true });
+    expect(await setup.exists(`/${JOB}/sharding/0/running`)).toBeUndefined();
+    expect((await setup.getData(`/${JOB}/sharding/1/running`))?.data.toString()).toBe(me);
+  });
 });

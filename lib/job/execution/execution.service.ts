@@ -165,9 +165,13 @@ export class ExecutionService {
     await this.removeMarkers(items.map((item) => this.ctx.paths.misfire(item)));
   }
 
-  /** Removes this instance's `running` markers (shutdown, new session). */
-  async clearOwnRunningInfo(total: number): Promise<void> {
-    await this.removeOwnMarkers(everyItem(total).map((item) => this.ctx.paths.running(item)));
+  /**
+   * Removes this instance's `running` markers (shutdown, new session). On a new session a firing may already have
+   * started an item on it (same instance id): `keepRunningHere` leaves the markers of items running here now.
+   */
+  async clearOwnRunningInfo(total: number, { keepRunningHere = false } = {}): Promise<void> {
+    const items = everyItem(total).filter((item) => !keepRunningHere || !this.runningHere.has(item));
+    await this.removeOwnMarkers(items.map((item) => this.ctx.paths.running(item)));
   }
 
   /** monitorExecution switched off: every `running` marker goes (ElasticJob's MonitorExecution listener). */
