@@ -128,12 +128,12 @@ export class JobNodePath {
   }
 }
 
-/** `{ip}@-@{pid}` */
 /** Sharding items 0 to total - 1. */
 export function everyItem(total: number): number[] {
   return Array.from({ length: total }, (_, item) => item);
 }
 
+/** `{ip}@-@{pid}` */
 export function buildInstanceId(ip: string, pid: number): string {
   return `${ip}${INSTANCE_DELIMITER}${pid}`;
 }

@@ -24,8 +24,8 @@ export interface MultiAcl {
   id: string;
 }
 
-/** The ACL as jute writes it: `int perms; ustring scheme; ustring id` (each string with its length). */
-function aclBytes(acls: readonly MultiAcl[]): Buffer {
+/** The ACL of created nodes as jute writes it (`vector<ACL>`, each `int perms; ustring scheme; ustring id`), once. */
+export function multiAcl(acls: readonly MultiAcl[]): Buffer {
   const parts = acls.map((acl) => ({ permission: acl.permission, scheme: Buffer.from(acl.scheme, 'utf8'), id: Buffer.from(acl.id, 'utf8') }));
   const buffer = Buffer.alloc(4 + parts.reduce((size, part) => size + 12 + part.scheme.length + part.id.length, 0));
   let at = buffer.writeInt32BE(parts.length, 0);
@@ -101,10 +101,6 @@ function header(buffer: Buffer, at: number, type: number, done: boolean): number
   at = buffer.writeInt32BE(type, at);
   at = buffer.writeUInt8(done ? 1 : 0, at);
   return buffer.writeInt32BE(-1, at);
-}
-
-export function multiAcl(acls: readonly MultiAcl[]): Buffer {
-  return aclBytes(acls);
 }
 
 interface MultiResult {

@@ -77,32 +77,14 @@ export class ExecutionService {
   async registerJobBegin(items: readonly number[], config: JobConfiguration): Promise<number[]> {
     for (const item of items) this.runningHere.add(item);
     if (!config.monitorExecution || items.length === 0) return [...items];
-    const { storage } = this.ctx;
-    let won: number[] = [];
+    const won: number[] = [];
     try {
-      const plans = new Map<number, TransactionOp>();
       const ops = await Promise.all(items.map((item) => this.markerOp(item, config)));
-      items.forEach((item, index) => {
-        const op = ops[index];
-        if (op) plans.set(item, op);
-      });
-      try {
-        await storage.transaction([...plans.values()]);
-        won = [...plans.keys()];
-        for (const [item, op] of plans) this.markerVersions.set(item, writtenVersion(op));
-      } catch (error) {
-        if (!isMarkerConflict(error)) throw error;
-        // Someone got there first for at least one item: keep the others.
-        for (const [item, op] of plans) {
-          try {
-            await storage.transaction([op]);
-            won.push(item);
-            this.markerVersions.set(item, writtenVersion(op));
-          } catch (itemError) {
-            // NO_NODE on a create is a missing parent, not someone else's doing.
-            if (!isMarkerConflict(itemError) || (registryErrorCode(itemError) === 'NO_NODE' && op.op === 'create')) throw itemError;
-          }
-        }
+      const plans = items.flatMap((item, index) => (ops[index] ? [{ item, op: ops[index] }] : []));
+      const written = new Set(await this.writeWhatStillApplies(plans.map((plan) => plan.op)));
+      for (const { item, op } of plans.filter((plan) => written.has(plan.op))) {
+        won.push(item);
+        this.markerVersions.set(item, writtenVersion(op));
       }
     } finally {
       for (const item of items) if (!won.includes(item)) this.runningHere.delete(item);
@@ -135,7 +117,6 @@ export class ExecutionService {
     if (!config.monitorExecution || items.length === 0) return;
     await this.removeOwnMarkers([...versions.keys()], versions);
   }
-
 
   /** If any item still runs somewhere, flag all of them misfired and say so. */
   async misfireIfHasRunningItems(items: readonly number[]): Promise<boolean> {
@@ -179,7 +160,6 @@ export class ExecutionService {
     await this.ctx.storage.removeCached(everyItem(total).map((item) => this.ctx.paths.running(item)));
   }
 
-  /** One transaction; if a marker vanished meanwhile, one by one. */
   /**
    * Removes these running markers where they are still ours, each conditioned on its version (as written by us, or
    * else as read directly now): a marker a peer has taken over meanwhile (it judged us gone) stays the peer's.
@@ -195,20 +175,35 @@ export class ExecutionService {
         return marker?.data.toString('utf8') === instanceId ? { op: 'remove', path, version: marker.stat.version } : undefined;
       }),
     );
-    const removals = ops.filter((op): op is TransactionOp => op !== undefined);
-    if (removals.length === 0) return;
+    await this.writeWhatStillApplies(ops.filter((op): op is TransactionOp => op !== undefined));
+  }
+
+  /**
+   * Marker ops in one transaction; when another instance's write got in the way of one of them (it created, took
+   * over or removed that marker meanwhile), one by one, keeping those that still apply. Returns the ops written.
+   */
+  private async writeWhatStillApplies(ops: readonly TransactionOp[]): Promise<TransactionOp[]> {
+    if (ops.length === 0) return [];
     try {
-      await this.ctx.storage.transaction(removals);
+      await this.ctx.storage.transaction([...ops]);
+      return [...ops];
     } catch (error) {
       if (!isMarkerConflict(error)) throw error;
-      // One is gone or no longer ours: remove the others one by one.
-      for (const op of removals) {
-        await this.ctx.storage.transaction([op]).catch((itemError: unknown) => {
-          if (!isMarkerConflict(itemError)) throw itemError;
-        });
+    }
+    const written: TransactionOp[] = [];
+    for (const op of ops) {
+      try {
+        await this.ctx.storage.transaction([op]);
+        written.push(op);
+      } catch (error) {
+        // NO_NODE on a create is a missing parent, not someone else's doing.
+        if (!isMarkerConflict(error) || (registryErrorCode(error) === 'NO_NODE' && op.op === 'create')) throw error;
       }
     }
+    return written;
   }
+
+  /** One transaction; if a marker vanished meanwhile, one by one. */
 
   private async removeMarkers(paths: string[]): Promise<void> {
     if (paths.length === 0) return;
