@@ -18,9 +18,10 @@ export interface JuteRequestHeader extends JuteRecord {
   type: number;
 }
 export interface Jute {
-  OP_CODES: { SET_WATCHES: number; MULTI: number; ERROR: number };
-  protocol: { RequestHeader: new () => JuteRequestHeader };
-  Request: new (header: JuteRequestHeader, payload: JuteRecord) => { toBuffer(): Buffer };
+  OP_CODES: { SET_WATCHES: number; MULTI: number; ERROR: number; PING: number };
+  XID_PING: number;
+  protocol: { RequestHeader: new (xid?: number, type?: number) => JuteRequestHeader };
+  Request: new (header: JuteRequestHeader, payload: JuteRecord | null) => { toBuffer(): Buffer };
 }
 export interface RawWatcherEvent {
   type: number;
@@ -35,6 +36,14 @@ const require = createRequire(import.meta.url);
 export const jute = require('node-zookeeper-client/lib/jute/index.js') as Jute;
 /** The client's own error factory, so errors from our requests look like errors from its own. */
 export const createClientException = (require('node-zookeeper-client/lib/Exception.js') as { create(code: number): Error }).create;
+
+/**
+ * Queues a ping, as the client's own idle timer does (`ConnectionManager.onSocketTimeout`): header only, no
+ * answer callback (the client skips ping answers).
+ */
+export function sendPing(client: Client): void {
+  internals(client).queue(new jute.Request(new jute.protocol.RequestHeader(jute.XID_PING, jute.OP_CODES.PING), null), () => undefined);
+}
 
 export function internals(client: Client): ConnectionManagerInternals {
   const manager = (client as unknown as { connectionManager?: ConnectionManagerInternals }).connectionManager;

@@ -5,6 +5,7 @@ import zookeeper from 'node-zookeeper-client';
 import type { ACL, Client, Event as ZkEvent, Exception as ZkException, Stat } from 'node-zookeeper-client';
 import { RegistryError } from '../errors/elastic-job.errors.js';
 import { streamlineClientIo } from './client-io.js';
+import { sendPing } from './client-internals.js';
 import { multiAcl, type MultiOp, sendMulti } from './multi-request.js';
 import { PERSISTENT_RECURSIVE, sendAddWatch, tapNotifications } from './persistent-watch.js';
 import type {
@@ -69,8 +70,11 @@ export function registryErrorCode(error: unknown): string | undefined {
  * - Curator's connection states: CONNECTED, SUSPENDED, RECONNECTED (same or new session), LOST;
  * - a client-side session-loss timer: SUSPENDED for a whole negotiated session timeout means LOST, since the
  *   client only learns of expiry after it reconnects;
- * - a liveness watchdog: no bytes for 2/3 of the session timeout on an open socket is a silent partition, so the
- *   socket is dropped and the state goes SUSPENDED (the client itself would stay connected forever);
+ * - a liveness watchdog over both directions of the socket: nothing *sent* for a third of the session timeout
+ *   sends a ping (the client pings only when the socket is idle both ways, so an instance that only hears its
+ *   peers' events would never ping, and the server would expire its session); nothing *received* for 2/3 of
+ *   it is a silent partition, so the socket is dropped and the state goes SUSPENDED (the client itself would
+ *   stay connected forever);
  * - a fresh client after LOST, then the registered "on new session" callbacks;
  * - every pending promise fails on LOST (the client never calls back requests queued before expiry);
  * - protected-mode sequential creates and no client-side retries;
@@ -92,6 +96,10 @@ export class ZookeeperRegistryCenter {
   private lossTimer: NodeJS.Timeout | undefined;
   private watchdogTimer: NodeJS.Timeout | undefined;
   private lastReceivedAt = 0;
+  /** When the socket last took bytes from the client, and how many it had taken then (see checkLiveness). */
+  private lastSentAt = 0;
+  private lastBytesWritten = -1;
+  private watchdogPeriodMs = 0;
   private readonly pending = new Set<(error: RegistryError) => void>();
   private readonly stateListeners = new Set<(change: ConnectionStateChange) => void>();
   private readonly newSessionCallbacks = new Set<() => Promise<void> | void>();
@@ -156,8 +164,7 @@ export class ZookeeperRegistryCenter {
     if (this.lifecycle !== 'LATENT') throw new RegistryError('ILLEGAL_STATE', undefined, `registry center cannot start from ${this.lifecycle}`);
     this.lifecycle = 'STARTED';
     this.openClient();
-    this.watchdogTimer = setInterval(() => this.checkLiveness(), Math.max(100, Math.floor(this.settings.sessionTimeoutMilliseconds / 6)));
-    this.watchdogTimer.unref();
+    this.scheduleWatchdog(this.settings.sessionTimeoutMilliseconds);
     const connected = await this.waitForConnection(this.settings.connectionTimeoutMilliseconds);
     if (!connected) {
       this.logger.warn(
@@ -240,8 +247,10 @@ export class ZookeeperRegistryCenter {
     clearTimeout(this.lossTimer);
     this.lossTimer = undefined;
     this.connected = true;
-    this.lastReceivedAt = Date.now();
+    this.lastReceivedAt = this.lastSentAt = Date.now();
     this.attachLivenessProbe(client);
+    // The server may grant less than we asked for: the watchdog runs on the negotiated timeout.
+    this.scheduleWatchdog(client.getSessionTimeout());
     const firstOfGeneration = !this.generationConnected;
     this.generationConnected = true;
     this.sessionId = client.getSessionId().toString('hex');
@@ -326,13 +335,39 @@ export class ZookeeperRegistryCenter {
     });
   }
 
+  /** Six checks per session timeout: a ping goes out between 1/3 and 1/2 of it after the last request. */
+  private scheduleWatchdog(sessionTimeoutMs: number): void {
+    const period = Math.max(100, Math.floor(sessionTimeoutMs / 6));
+    if (period === this.watchdogPeriodMs || this.lifecycle !== 'STARTED') return;
+    clearInterval(this.watchdogTimer);
+    this.watchdogPeriodMs = period;
+    this.watchdogTimer = setInterval(() => this.checkLiveness(), period);
+    this.watchdogTimer.unref();
+  }
+
+  /**
+   * Both directions of the socket. Sending: the server expires a session that sent nothing for a session
+   * timeout, whatever it received, so when nothing was sent for a third of it we ping, as ZooKeeper's Java
+   * client does (it pings on idle *sends*; node-zookeeper-client only on an idle socket). Receiving: nothing for
+   * 2/3 of it (pings are answered) is a silent partition.
+   */
   private checkLiveness(): void {
     if (!this.connected || !this.client) return;
-    const silentFor = Date.now() - this.lastReceivedAt;
-    const limit = Math.floor((this.client.getSessionTimeout() * 2) / 3);
+    const now = Date.now();
+    const timeout = this.client.getSessionTimeout();
+    const socket = (this.client as unknown as { connectionManager?: { socket?: Socket } }).connectionManager?.socket;
+    const written = socket?.bytesWritten ?? 0;
+    if (written !== this.lastBytesWritten) {
+      this.lastBytesWritten = written;
+      this.lastSentAt = now;
+    } else if (now - this.lastSentAt >= timeout / 3) {
+      sendPing(this.client);
+      this.lastSentAt = now;
+    }
+    const silentFor = now - this.lastReceivedAt;
+    const limit = Math.floor((timeout * 2) / 3);
     if (silentFor <= limit) return;
     this.logger.warn(`nothing received from ZooKeeper for ${silentFor} ms (limit ${limit} ms): dropping the connection`);
-    const socket = (this.client as unknown as { connectionManager?: { socket?: Socket } }).connectionManager?.socket;
     socket?.destroy();
     this.onDisconnected();
   }
