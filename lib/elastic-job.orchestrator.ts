@@ -6,20 +6,26 @@ import { JobConfigurationError } from './errors/elastic-job.errors.js';
 import type { ElasticJobModuleOptions } from './interfaces/module-options.interface.js';
 import { JobScheduler } from './job/job-scheduler.js';
 import { DEFAULT_ZOOKEEPER_SETTINGS, ZookeeperRegistryCenter } from './registry/zookeeper-registry-center.js';
+import { nodeNameProblem, parseServerLists, RESERVED_ROOT_NODE } from './registry/zookeeper-names.js';
 import { detectLocalIp, IPV4_PATTERN } from './util/local-ip.js';
 
 /** Validates the module options; throws JobConfigurationError naming the field. */
 export function validateModuleOptions(options: ElasticJobModuleOptions): void {
-  const fail = (field: string, detail: string): never => {
+  function fail(field: string, detail: string): never {
     throw new JobConfigurationError(undefined, field, detail);
-  };
+  }
   if (!options || typeof options !== 'object') fail('options', 'ElasticJobModule.forRoot() needs an options object');
   const zk = options.zookeeper;
   if (!zk || typeof zk !== 'object') fail('zookeeper', 'is required: { serverLists, namespace }');
-  if (typeof zk.serverLists !== 'string' || !/^[^,\s]+:\d+(,[^,\s]+:\d+)*$/.test(zk.serverLists)) {
-    fail('zookeeper.serverLists', `must be "host:port[,host:port...]", got ${JSON.stringify(zk.serverLists)}`);
+  const servers = typeof zk.serverLists === 'string' ? parseServerLists(zk.serverLists) : 'it is not a string';
+  if (typeof servers === 'string') {
+    fail('zookeeper.serverLists', `must be "host:port[,host:port...][/chroot]" with ports in 1..65535: ${servers} (got ${JSON.stringify(zk.serverLists)})`);
   }
-  if (typeof zk.namespace !== 'string' || !/^[^/\s]+$/.test(zk.namespace)) fail('zookeeper.namespace', `must be a non-empty node name without '/', got ${JSON.stringify(zk.namespace)}`);
+  const namespaceProblem = typeof zk.namespace === 'string' ? nodeNameProblem(zk.namespace) : 'is not a string';
+  if (namespaceProblem) fail('zookeeper.namespace', `must be one ZooKeeper node name: it ${namespaceProblem} (got ${JSON.stringify(zk.namespace)})`);
+  if (zk.namespace === RESERVED_ROOT_NODE && servers.chroot === '') {
+    fail('zookeeper.namespace', `'${RESERVED_ROOT_NODE}' is ZooKeeper's own subtree (quotas, cluster config): choose another namespace`);
+  }
   for (const field of ['sessionTimeoutMilliseconds', 'connectionTimeoutMilliseconds', 'baseSleepTimeMilliseconds', 'maxSleepTimeMilliseconds'] as const) {
     const value = zk[field];
     if (value !== undefined && (!Number.isInteger(value) || value <= 0)) fail(`zookeeper.${field}`, `must be a positive integer, got ${JSON.stringify(value)}`);

@@ -145,19 +145,46 @@ describe('ElasticJobModule in one process against a real ZooKeeper', () => {
     expect((error as Error).message).toMatch(/Job 'twin'.*'jobName'.*declared twice, on A\.run and on B\.run/);
   });
 
-  it('rejects bad module options naming the field', async () => {
+  const badOptions: Array<[string, () => { serverLists: string; namespace: string }, string, RegExp]> = [
+    ['a list that is not one', () => ({ serverLists: 'not a list', namespace: 'x' }), 'zookeeper.serverLists', /not host:port/],
+    ['a port beyond 65535', () => ({ serverLists: `${zkConnect().split(':')[0]}:99999`, namespace: 'x' }), 'zookeeper.serverLists', /port 99999 .* outside 1\.\.65535/],
+    ['port 0', () => ({ serverLists: '127.0.0.1:0', namespace: 'x' }), 'zookeeper.serverLists', /outside 1\.\.65535/],
+    ["namespace '.'", () => ({ serverLists: zkConnect(), namespace: '.' }), 'zookeeper.namespace', /'\.' is not a node name/],
+    ["namespace '..'", () => ({ serverLists: zkConnect(), namespace: '..' }), 'zookeeper.namespace', /not a node name/],
+    ["namespace 'zookeeper' (ZooKeeper's own subtree)", () => ({ serverLists: zkConnect(), namespace: 'zookeeper' }), 'zookeeper.namespace', /ZooKeeper's own subtree/],
+    ['a namespace with a slash', () => ({ serverLists: zkConnect(), namespace: 'a/b' }), 'zookeeper.namespace', /contains '\/'/],
+    ['a namespace with a character ZooKeeper refuses', () => ({ serverLists: zkConnect(), namespace: 'a\ud800b' }), 'zookeeper.namespace', /ZooKeeper refuses/],
+  ];
+  it.each(badOptions)('rejects %s with a JobConfigurationError naming the option, writing nothing', async (_, zookeeper, field, message) => {
     @Injectable()
     class J {
       @ShardedJob({ jobName: 'j', cron: '* * * * * *', shardingTotalCount: 1 })
       run(): void {}
     }
-    @Module({ imports: [ElasticJobModule.forRoot({ zookeeper: { serverLists: 'not a list', namespace: 'x' } })], providers: [J] })
+    @Module({ imports: [ElasticJobModule.forRoot({ zookeeper: zookeeper() })], providers: [J] })
     class AppModule {}
     const moduleRef = await Test.createTestingModule({ imports: [AppModule] }).compile();
     const error = await moduleRef.init().catch((e: unknown) => e);
-    expect(error).toBeInstanceOf(JobConfigurationError);
-    expect(error).toMatchObject({ field: 'zookeeper.serverLists' });
     await moduleRef.close();
+    expect(error).toBeInstanceOf(JobConfigurationError);
+    expect(error).toMatchObject({ field });
+    expect((error as Error).message).toMatch(message);
+    const zk = await startRegistry({ namespace: 'zookeeper' });
+    closers.push(() => zk.close());
+    expect(await zk.exists('/j')).toBeUndefined();
+  });
+
+  it('accepts a chroot in serverLists', async () => {
+    const namespace = uniqueNamespace('chroot');
+    const root = await startRegistry({ namespace });
+    closers.push(() => root.close());
+    @Module({ imports: [ElasticJobModule.forRoot({ zookeeper: { serverLists: `${zkConnect()}/${namespace}`, namespace: 'zookeeper', sessionTimeoutMilliseconds: 4000 } })], providers: [EverySecondJobs] })
+    class AppModule {}
+    const moduleRef = await Test.createTestingModule({ imports: [AppModule] }).compile();
+    await moduleRef.init();
+    closers.push(() => moduleRef.close());
+    expect(moduleRef.get(ElasticJobRegistry).getJobStatus('every-second').registered).toBe(true);
+    expect(await root.exists('/zookeeper/every-second/config')).toBeDefined();
   });
 
   it('forRootAsync with useFactory and inject', async () => {

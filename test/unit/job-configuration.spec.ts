@@ -45,6 +45,8 @@ describe('resolveJobConfiguration', () => {
   it.each<[string, Record<string, unknown>, RegExp]>([
     ['jobName', { jobName: '' }, /required/],
     ['jobName', { jobName: 'a/b' }, /node name/],
+    ['jobName', { jobName: '..' }, /not a node name/],
+    ['jobName', { jobName: 'a\ufff0b' }, /ZooKeeper refuses/],
     ['cron', { cron: undefined }, /required/],
     ['cron', { cron: 'every minute' }, /cron/],
     ['cron', { cron: '0 0 12 * * ? 2030' }, /year/],

@@ -1,13 +1,12 @@
 import { JobConfigurationError } from '../../errors/elastic-job.errors.js';
 import type { ShardedJobOptions } from '../../interfaces/sharded-job-options.interface.js';
+import { nodeNameProblem } from '../../registry/zookeeper-names.js';
 import { normalizeCron, validateCron, validateTimeZone } from '../../schedule/cron-expression.js';
 import { BUILT_IN_SHARDING_STRATEGIES } from '../sharding/strategies/sharding-strategies.js';
 import { formatShardingItemParameters, parseShardingItemParameters } from '../sharding/sharding-item-parameters.js';
 import { JOB_DEFAULTS, type JobConfiguration } from './job-configuration.js';
 
 const ERROR_HANDLER_TYPES = ['LOG', 'THROW', 'IGNORE'];
-/** ZooKeeper node names: no '/', not '.' or '..', printable. */
-const JOB_NAME_PATTERN = /^(?!\.{1,2}$)[^/\s\u0000-\u001f\u007f]+$/;
 
 function fail(jobName: string | undefined, field: string, detail: string): never {
   throw new JobConfigurationError(jobName, field, detail);
@@ -33,7 +32,8 @@ export function resolveJobConfiguration(options: ShardedJobOptions): JobConfigur
   if (typeof options !== 'object' || options === null) fail(undefined, 'options', '@ShardedJob() needs an options object');
   const { jobName } = options;
   if (typeof jobName !== 'string' || jobName.trim() === '') fail(undefined, 'jobName', 'is required: a non-empty string, unique in the namespace');
-  if (!JOB_NAME_PATTERN.test(jobName)) fail(jobName, 'jobName', "must be a ZooKeeper node name: no '/', whitespace or control characters");
+  const nameProblem = nodeNameProblem(jobName);
+  if (nameProblem) fail(jobName, 'jobName', `must be a ZooKeeper node name: it ${nameProblem}`);
 
   const tzError = validateTimeZone(options.timeZone);
   if (tzError) fail(jobName, 'timeZone', tzError);
