@@ -14,7 +14,8 @@ export class JobConfigurationError extends ElasticJobError {
   constructor(
     readonly jobName: string | undefined,
     readonly field: string,
-    detail: string,
+    /** What is wrong with the field, without the job and field names. */
+    readonly detail: string,
   ) {
     super(`${jobName === undefined ? 'ElasticJobModule options' : `Job '${jobName}'`}: invalid '${field}': ${detail}`);
   }

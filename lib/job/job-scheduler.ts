@@ -102,7 +102,7 @@ export class JobScheduler {
     this.execution = new ExecutionService(this.ctx, this.instances);
     this.sharding = new ShardingService(this.ctx, this.leader, this.servers, this.instances, this.execution);
     this.failover = new FailoverService(this.ctx, this.servers, this.instances);
-    this.reconcile = new ReconcileService(this.ctx, this.configService, this.leader, this.instances, this.sharding, settings.reconcileMinuteMs);
+    this.reconcile = new ReconcileService(this.ctx, this.configService, this.leader, this.sharding, settings.reconcileMinuteMs);
     this.executor = new JobExecutor(this.ctx, this.configService, this.sharding, this.execution, this.failover, definition.handler);
     this.trigger = new CronTrigger(definition.config.cron, definition.config.timeZone, (at) => this.executor.fire(at.getTime()), PREPARE_AHEAD_MS);
     this.listeners = new JobListeners(this.ctx, this.configService, this.leader, this.servers, this.instances, this.sharding, this.failover, this.execution, {

@@ -1,12 +1,13 @@
-import { JobConflictError } from '../../errors/elastic-job.errors.js';
+import { JobConfigurationError, JobConflictError } from '../../errors/elastic-job.errors.js';
+import type { ShardedJobOptions } from '../../interfaces/sharded-job-options.interface.js';
 import type { TransactionOp } from '../../registry/registry.types.js';
 import { registryErrorCode } from '../../registry/zookeeper-registry-center.js';
-import { validateCron, validateTimeZone } from '../../schedule/cron-expression.js';
 import { BUILT_IN_SHARDING_STRATEGIES } from '../sharding/strategies/sharding-strategies.js';
-import { parseShardingItemParameters } from '../sharding/sharding-item-parameters.js';
+import { BUILT_IN_ERROR_HANDLER_TYPES } from '../execution/job-error-handlers.js';
 import type { JobContext } from '../job-context.js';
 import { typeName, type JobConfiguration } from './job-configuration.js';
-import { fromConfigYaml, toConfigYaml, type StoredJobConfiguration } from './job-configuration.yaml.js';
+import { resolveJobConfiguration } from './job-configuration.validator.js';
+import { fromConfigYaml, StoredConfigProblem, toConfigYaml, type StoredJobConfiguration } from './job-configuration.yaml.js';
 
 /**
  * The job's `config` node and root node (ElasticJob's ConfigurationService): the conflict check, writing our
@@ -15,13 +16,17 @@ import { fromConfigYaml, toConfigYaml, type StoredJobConfiguration } from './job
  */
 export class ConfigService {
   private lastParsed: { bytes: Buffer; config: JobConfiguration } | undefined;
+  /** The configuration last adopted: the local one until a valid config node is read. */
+  private lastGood: JobConfiguration;
 
   constructor(
     private readonly ctx: JobContext,
     private readonly local: JobConfiguration,
     /** `ClassName.methodName`, stored in the root node. */
     readonly owner: string,
-  ) {}
+  ) {
+    this.lastGood = local;
+  }
 
   /** Fails when the job name is registered in ZooKeeper by another method. Reads only. */
   async checkConflict(): Promise<void> {
@@ -73,56 +78,67 @@ export class ConfigService {
     if (root === undefined || root.trim() === '') await this.ctx.storage.persist(this.ctx.paths.root, this.owner);
   }
 
-  /** The configuration in force: ZooKeeper's config node (from the cache) merged over the local one. */
+  /**
+   * The configuration in force: ZooKeeper's config node (from the cache) merged over the local one. A node that is
+   * not readable YAML, or that fails the validation `@ShardedJob()` gets, is refused whole (logged once, naming the
+   * node and the field): the last good configuration stays in force until a valid one is written.
+   */
   load(): JobConfiguration {
     // Called several times per firing: the node's Buffer only changes when the node does.
     const bytes = this.ctx.storage.getBytes(this.ctx.paths.config);
-    if (bytes === undefined) return this.local;
+    if (bytes === undefined) return this.lastGood;
     if (this.lastParsed?.bytes === bytes) return this.lastParsed.config;
-    let config = this.local;
+    let config = this.lastGood;
     try {
-      config = this.merge(fromConfigYaml(bytes.toString('utf8')));
+      config = this.adopt(fromConfigYaml(bytes.toString('utf8')));
+      this.lastGood = config;
     } catch (error) {
-      this.ctx.logger.error(`the config node is not readable YAML, using the local configuration: ${error instanceof Error ? error.message : String(error)}`);
+      if (!(error instanceof StoredConfigProblem)) throw error;
+      const node = `/${this.ctx.registry.namespace}${this.ctx.paths.config}`;
+      this.ctx.logger.error(
+        `refusing the config node ${node}: ${error.message}. Keeping the last good configuration (cron '${config.cron}', ` +
+          `shardingTotalCount ${config.shardingTotalCount}) until a valid one is written there.`,
+      );
     }
     this.lastParsed = { bytes, config };
     return config;
   }
 
-  private merge(stored: StoredJobConfiguration): JobConfiguration {
-    const merged: JobConfiguration = { ...this.local };
-    const warn = (field: string, why: string): void => this.ctx.logger.warn(`ignoring '${field}' from ZooKeeper's config node: ${why}`);
-    if (stored.cron !== undefined) {
-      const problem = validateTimeZone(stored.timeZone) ?? validateCron(stored.cron, stored.timeZone);
-      if (problem) warn('cron', problem);
-      else {
-        merged.cron = stored.cron;
-        merged.timeZone = stored.timeZone;
-      }
+  /** The stored configuration over the local one, validated as `@ShardedJob()` options are; throws StoredConfigProblem. */
+  private adopt(stored: StoredJobConfiguration): JobConfiguration {
+    const strategy = this.pluginByName('jobShardingStrategyType', stored.jobShardingStrategyType, this.local.jobShardingStrategyType, Object.keys(BUILT_IN_SHARDING_STRATEGIES));
+    const handler = this.pluginByName('jobErrorHandlerType', stored.jobErrorHandlerType, this.local.jobErrorHandlerType, BUILT_IN_ERROR_HANDLER_TYPES);
+    if (stored.cron === undefined) throw new StoredConfigProblem('cron', 'is missing');
+    try {
+      return resolveJobConfiguration({
+        jobName: this.local.jobName,
+        cron: stored.cron,
+        timeZone: stored.timeZone,
+        shardingTotalCount: stored.shardingTotalCount,
+        shardingItemParameters: stored.shardingItemParameters,
+        jobParameter: stored.jobParameter,
+        monitorExecution: stored.monitorExecution,
+        failover: stored.failover,
+        misfire: stored.misfire,
+        maxTimeDiffSeconds: stored.maxTimeDiffSeconds,
+        reconcileIntervalMinutes: stored.reconcileIntervalMinutes,
+        jobShardingStrategyType: strategy as ShardedJobOptions['jobShardingStrategyType'],
+        jobErrorHandlerType: handler as ShardedJobOptions['jobErrorHandlerType'],
+        description: stored.description,
+        disabled: stored.disabled,
+        overwrite: this.local.overwrite,
+        staticSharding: stored.staticSharding,
+      });
+    } catch (error) {
+      if (error instanceof JobConfigurationError) throw new StoredConfigProblem(error.field, error.detail);
+      throw error;
     }
-    if (Number.isInteger(stored.shardingTotalCount) && stored.shardingTotalCount > 0) merged.shardingTotalCount = stored.shardingTotalCount;
-    else warn('shardingTotalCount', `${stored.shardingTotalCount} is not an integer > 0`);
-    if (typeof parseShardingItemParameters(stored.shardingItemParameters) === 'string') warn('shardingItemParameters', `'${stored.shardingItemParameters}' is malformed`);
-    else merged.shardingItemParameters = stored.shardingItemParameters;
-    merged.jobParameter = stored.jobParameter;
-    merged.monitorExecution = stored.monitorExecution;
-    merged.failover = stored.failover;
-    merged.misfire = stored.misfire;
-    merged.maxTimeDiffSeconds = stored.maxTimeDiffSeconds;
-    merged.reconcileIntervalMinutes = stored.reconcileIntervalMinutes;
-    merged.description = stored.description;
-    merged.disabled = stored.disabled;
-    merged.staticSharding = stored.staticSharding;
-    const strategy = stored.jobShardingStrategyType;
-    if (strategy !== undefined && strategy !== typeName(this.local.jobShardingStrategyType)) {
-      if (strategy in BUILT_IN_SHARDING_STRATEGIES) merged.jobShardingStrategyType = strategy as keyof typeof BUILT_IN_SHARDING_STRATEGIES;
-      else warn('jobShardingStrategyType', `'${strategy}' is not built in and not the local custom strategy`);
-    }
-    const handler = stored.jobErrorHandlerType;
-    if (handler !== undefined && handler !== typeName(this.local.jobErrorHandlerType)) {
-      if (handler === 'LOG' || handler === 'THROW' || handler === 'IGNORE') merged.jobErrorHandlerType = handler;
-      else warn('jobErrorHandlerType', `'${handler}' is not built in and not the local custom handler`);
-    }
-    return merged;
+  }
+
+  /** A plugin named in the config node: built in, or the local custom one of that name. */
+  private pluginByName<T extends { readonly type: string }>(field: string, stored: string | undefined, local: string | T, builtIn: readonly string[]): string | T {
+    if (stored === undefined || stored === typeName(local)) return local;
+    if (builtIn.includes(stored)) return stored;
+    throw new StoredConfigProblem(field, `names '${stored}', which is neither built in (${builtIn.join(', ')}) nor this app's custom one`);
   }
 }

@@ -4,9 +4,9 @@ import { nodeNameProblem } from '../../registry/zookeeper-names.js';
 import { normalizeCron, validateCron, validateTimeZone } from '../../schedule/cron-expression.js';
 import { BUILT_IN_SHARDING_STRATEGIES } from '../sharding/strategies/sharding-strategies.js';
 import { formatShardingItemParameters, parseShardingItemParameters } from '../sharding/sharding-item-parameters.js';
+import { BUILT_IN_ERROR_HANDLER_TYPES } from '../execution/job-error-handlers.js';
 import { JOB_DEFAULTS, type JobConfiguration } from './job-configuration.js';
 
-const ERROR_HANDLER_TYPES = ['LOG', 'THROW', 'IGNORE'];
 
 function fail(jobName: string | undefined, field: string, detail: string): never {
   throw new JobConfigurationError(jobName, field, detail);
@@ -72,7 +72,7 @@ export function resolveJobConfiguration(options: ShardedJobOptions): JobConfigur
 
   const handler = options.jobErrorHandlerType ?? JOB_DEFAULTS.jobErrorHandlerType;
   if (typeof handler === 'string') {
-    if (!ERROR_HANDLER_TYPES.includes(handler)) fail(jobName, 'jobErrorHandlerType', `unknown error handler '${handler}'; use ${ERROR_HANDLER_TYPES.join(', ')} or an object implementing JobErrorHandler`);
+    if (!BUILT_IN_ERROR_HANDLER_TYPES.includes(handler)) fail(jobName, 'jobErrorHandlerType', `unknown error handler '${handler}'; use ${BUILT_IN_ERROR_HANDLER_TYPES.join(', ')} or an object implementing JobErrorHandler`);
   } else if (typeof handler !== 'object' || handler === null || typeof handler.handleException !== 'function' || typeof handler.type !== 'string' || handler.type === '') {
     fail(jobName, 'jobErrorHandlerType', 'a custom handler must be an object with a non-empty `type` and a `handleException(jobName, error, context)` method');
   }

@@ -1,4 +1,4 @@
-import { parse, stringify } from 'yaml';
+import { parseDocument, stringify } from 'yaml';
 import { typeName, type JobConfiguration } from './job-configuration.js';
 
 /**
@@ -49,25 +49,63 @@ export interface StoredJobConfiguration {
   staticSharding: boolean;
 }
 
-/** Reads a config node written by us or by Java ElasticJob (extra keys such as `props` are ignored). Throws on bad YAML. */
+/** A config node that cannot be adopted: what is wrong, and in which field ('config' for the node as a whole). */
+export class StoredConfigProblem extends Error {
+  constructor(
+    readonly field: string,
+    readonly detail: string,
+  ) {
+    super(field === 'config' ? detail : `'${field}' ${detail}`);
+  }
+}
+
+/**
+ * Reads a config node written by us or by Java ElasticJob (extra keys such as `props` are ignored), strictly: YAML
+ * with any syntax error, a document that is not a map, or a known field of the wrong type throws a
+ * StoredConfigProblem, so that a bad write is refused whole instead of adopted in fragments. Missing fields take
+ * the values Java's JobConfigurationPOJO gives them (booleans false, counts 0), as a Java instance would read them.
+ */
 export function fromConfigYaml(text: string): StoredJobConfiguration {
-  // SnakeYAML may tag nested objects (jobExtraConfigurations): keep them as plain data.
-  const raw = (parse(text, { customTags: [], logLevel: 'silent' }) ?? {}) as Record<string, unknown>;
-  if (typeof raw !== 'object' || Array.isArray(raw)) throw new Error('config node is not a YAML map');
-  const str = (key: string): string | undefined => (raw[key] === undefined || raw[key] === null ? undefined : String(raw[key]));
-  const num = (key: string, fallback: number): number => (typeof raw[key] === 'number' ? (raw[key] as number) : Number(raw[key] ?? fallback));
-  const bool = (key: string): boolean => raw[key] === true || raw[key] === 'true';
+  // SnakeYAML may tag nested objects (jobExtraConfigurations): an unknown tag is a warning, its value kept as data.
+  const document = parseDocument(text, { customTags: [], logLevel: 'silent', uniqueKeys: true });
+  const error = document.errors[0];
+  if (error) throw new StoredConfigProblem('config', `is not valid YAML: ${error.message.split('\n')[0]}`);
+  const raw: unknown = document.toJS() ?? {};
+  if (typeof raw !== 'object' || raw === null || Array.isArray(raw)) throw new StoredConfigProblem('config', 'is not a YAML map of job settings');
+  const fields = raw as Record<string, unknown>;
+  const present = (key: string): boolean => fields[key] !== undefined && fields[key] !== null;
+  const str = (key: string): string | undefined => {
+    if (!present(key)) return undefined;
+    const value = fields[key];
+    // Unquoted scalars that YAML reads as numbers or booleans are strings to Java's String fields.
+    if (typeof value === 'string' || typeof value === 'number' || typeof value === 'boolean') return String(value);
+    throw new StoredConfigProblem(key, `must be a string, got ${describe(value)}`);
+  };
+  const int = (key: string, missing: number): number => {
+    if (!present(key)) return missing;
+    const value = fields[key];
+    if (typeof value === 'number' && Number.isInteger(value)) return value;
+    if (typeof value === 'string' && /^-?\d+$/.test(value.trim())) return Number(value);
+    throw new StoredConfigProblem(key, `must be an integer, got ${describe(value)}`);
+  };
+  const bool = (key: string): boolean => {
+    if (!present(key)) return false;
+    const value = fields[key];
+    if (typeof value === 'boolean') return value;
+    if (value === 'true' || value === 'false') return value === 'true';
+    throw new StoredConfigProblem(key, `must be true or false, got ${describe(value)}`);
+  };
   return {
     cron: str('cron'),
     timeZone: str('timeZone'),
-    shardingTotalCount: num('shardingTotalCount', 0),
+    shardingTotalCount: int('shardingTotalCount', 0),
     shardingItemParameters: str('shardingItemParameters') ?? '',
     jobParameter: str('jobParameter') ?? '',
     monitorExecution: bool('monitorExecution'),
     failover: bool('failover'),
     misfire: bool('misfire'),
-    maxTimeDiffSeconds: num('maxTimeDiffSeconds', -1),
-    reconcileIntervalMinutes: num('reconcileIntervalMinutes', 0),
+    maxTimeDiffSeconds: int('maxTimeDiffSeconds', -1),
+    reconcileIntervalMinutes: int('reconcileIntervalMinutes', 0),
     jobShardingStrategyType: str('jobShardingStrategyType'),
     jobErrorHandlerType: str('jobErrorHandlerType'),
     description: str('description') ?? '',
@@ -75,4 +113,9 @@ export function fromConfigYaml(text: string): StoredJobConfiguration {
     overwrite: bool('overwrite'),
     staticSharding: bool('staticSharding'),
   };
+}
+
+function describe(value: unknown): string {
+  const text = JSON.stringify(value) ?? String(value);
+  return text.length > 60 ? `${text.slice(0, 57)}...` : text;
 }

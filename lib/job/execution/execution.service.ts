@@ -1,5 +1,6 @@
 import type { TransactionOp } from '../../registry/registry.types.js';
 import { registryErrorCode } from '../../registry/zookeeper-registry-center.js';
+import { nodeNameProblem } from '../../registry/zookeeper-names.js';
 import type { JobConfiguration } from '../config/job-configuration.js';
 import type { InstanceService } from '../instance/instance.service.js';
 import type { JobContext } from '../job-context.js';
@@ -105,7 +106,12 @@ export class ExecutionService {
     const marker = await registry.getData(path);
     if (!marker) return create;
     const owner = marker.data.toString('utf8');
-    if (owner !== instanceId && (await registry.exists(paths.instance(owner))) !== undefined) return undefined;
+    if (nodeNameProblem(owner) !== undefined) {
+      // Empty (zkCli, ElasticJob before 3.0.2) or garbage: it names no instance, so nobody runs the item by it.
+      this.ctx.logger.warn(`/${registry.namespace}${path} names no instance ('${owner.slice(0, 40)}'): treated as absent, taking the item`);
+    } else if (owner !== instanceId && (await registry.exists(paths.instance(owner))) !== undefined) {
+      return undefined;
+    }
     // Left by an instance that is gone (EJ §8 #49, #467, #1754): take it over unless it changes meanwhile.
     return { op: 'setData', path, data: Buffer.from(instanceId, 'utf8'), version: marker.stat.version };
   }

@@ -2,6 +2,8 @@ import type { Logger } from '@nestjs/common';
 import { JobExecutionError } from '../../errors/elastic-job.errors.js';
 import type { ErrorHandlerType, JobErrorHandler } from '../../interfaces/sharded-job-options.interface.js';
 
+export const BUILT_IN_ERROR_HANDLER_TYPES: readonly ErrorHandlerType[] = ['LOG', 'THROW', 'IGNORE'];
+
 /** Built-in handlers, ElasticJob's names: LOG logs with the stack, THROW fails the firing, IGNORE drops it. */
 export function builtInErrorHandler(type: ErrorHandlerType, logger: Logger): JobErrorHandler {
   switch (type) {

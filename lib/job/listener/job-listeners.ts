@@ -70,7 +70,7 @@ export class JobListeners {
     // A new leader reshards too: the instance that left may have been seen leaving while the old leader's node
     // was still there, so nobody flagged it (ElasticJob leaves that to its 10-minute reconcile).
     const becameLeader = event.path === paths.leaderElectionInstance && event.type === 'ADDED' && event.data === this.ctx.instanceId;
-    if ((membershipChanged || becameLeader) && !this.isStaticallySharded()) this.run('resharding flag', () => this.sharding.setReshardingFlag());
+    if ((membershipChanged || becameLeader) && !this.sharding.isStaticallySharded(this.config.load())) this.run('resharding flag', () => this.sharding.setReshardingFlag());
     if (event.path === paths.config && event.type !== 'DELETED') this.onConfigChanged();
     const crashed = paths.instanceIdOf(event.path);
     if (crashed !== undefined && crashed !== this.ctx.instanceId && event.type === 'DELETED' && this.config.load().failover) {
@@ -109,11 +109,6 @@ export class JobListeners {
       this.ctx.logger.log(`cron changed to '${current.cron}'${current.timeZone ? ` (${current.timeZone})` : ''}: rescheduling`);
       this.hooks.onScheduleChange(current);
     }
-  }
-
-  /** staticSharding: once items are assigned, membership changes do not move them. */
-  private isStaticallySharded(): boolean {
-    return this.config.load().staticSharding && this.ctx.storage.children(this.ctx.paths.sharding).length > 0;
   }
 
   private run(what: string, action: () => Promise<void>): void {

@@ -1,6 +1,5 @@
 import type { ConfigService } from '../config/config.service.js';
 import type { LeaderService } from '../election/leader.service.js';
-import type { InstanceService } from '../instance/instance.service.js';
 import type { JobContext } from '../job-context.js';
 import type { ShardingService } from '../sharding/sharding.service.js';
 
@@ -17,7 +16,6 @@ export class ReconcileService {
     private readonly ctx: JobContext,
     private readonly config: ConfigService,
     private readonly leader: LeaderService,
-    private readonly instances: InstanceService,
     private readonly sharding: ShardingService,
     /** One "minute" (shortened only by tests of this service). */
     private readonly minuteMs = 60_000,
@@ -42,19 +40,10 @@ export class ReconcileService {
     if (config.reconcileIntervalMinutes < 1 || Date.now() - this.lastCheck < config.reconcileIntervalMinutes * this.minuteMs) return;
     this.lastCheck = Date.now();
     if (!this.ctx.registry.isConnected() || this.sharding.isNeedSharding() || !this.leader.isLeader()) return;
-    if (config.staticSharding && this.ctx.storage.children(this.ctx.paths.sharding).length > 0) return;
-    const stray = this.itemsWithoutLiveOwner(config.shardingTotalCount);
+    if (this.sharding.isStaticallySharded(config)) return;
+    const stray = this.sharding.itemsWithoutLiveOwner(config.shardingTotalCount);
     if (stray.length === 0) return;
     this.ctx.logger.log(`reconcile: items [${stray.join(',')}] have no live owner; resharding at the next firing`);
     await this.sharding.setReshardingFlag();
-  }
-
-  private itemsWithoutLiveOwner(total: number): number[] {
-    const stray: number[] = [];
-    for (let item = 0; item < total; item++) {
-      const owner = this.ctx.storage.get(this.ctx.paths.shardingInstance(item));
-      if (owner === undefined || !this.instances.isInstanceOnline(owner)) stray.push(item);
-    }
-    return stray;
   }
 }

@@ -4,8 +4,15 @@ import type { JobContext } from '../job-context.js';
 export const SERVER_ENABLED = 'ENABLED';
 export const SERVER_DISABLED = 'DISABLED';
 
-/** `servers/{ip}` (ElasticJob's ServerService). An instance belongs to a server by exact IP match. */
+/**
+ * `servers/{ip}` (ElasticJob's ServerService). An instance belongs to a server by exact IP match. A server is
+ * enabled unless its node says `DISABLED`, as ElasticJob reads it (`ServerService.isEnableServer`): ElasticJob 2.x
+ * wrote '' for enabled, and other tools may write anything.
+ */
 export class ServerService {
+  /** Values read as "enabled" that are not ours, already logged, by node path. */
+  private readonly reportedValues = new Map<string, string>();
+
   constructor(private readonly ctx: JobContext) {}
 
   async persistOnline(enabled: boolean): Promise<void> {
@@ -13,7 +20,14 @@ export class ServerService {
   }
 
   isEnableServer(ip: string): boolean {
-    return this.ctx.storage.get(this.ctx.paths.server(ip)) === SERVER_ENABLED;
+    const path = this.ctx.paths.server(ip);
+    const value = this.ctx.storage.get(path);
+    if (value === SERVER_DISABLED) return false;
+    if (value !== undefined && value !== SERVER_ENABLED && value !== '' && this.reportedValues.get(path) !== value) {
+      this.reportedValues.set(path, value);
+      this.ctx.logger.warn(`/${this.ctx.registry.namespace}${path} holds '${value.slice(0, 40)}', not ENABLED or DISABLED: read as enabled, as ElasticJob reads it`);
+    }
+    return true;
   }
 
   /** Enabled and with at least one live instance of exactly this IP. */

@@ -68,9 +68,25 @@ export class ShardingService {
   }
 
 
+  /** staticSharding: once items are assigned, membership changes do not move them (ElasticJob's rule). */
+  isStaticallySharded(config: JobConfiguration): boolean {
+    return config.staticSharding && this.ctx.storage.children(this.ctx.paths.sharding).length > 0;
+  }
+
+  /** Items whose `sharding/{i}/instance` names no live instance: missing, garbage, or an instance that is gone. */
+  itemsWithoutLiveOwner(total: number): number[] {
+    const stray: number[] = [];
+    for (let item = 0; item < total; item++) {
+      const owner = this.ctx.storage.get(this.ctx.paths.shardingInstance(item));
+      if (owner === undefined || !this.instances.isInstanceOnline(owner)) stray.push(item);
+    }
+    return stray;
+  }
+
   async shardingIfNecessary(config: JobConfiguration): Promise<void> {
     const { storage, paths, logger, waitTimeoutMs } = this.ctx;
-    if (!this.isNeedSharding() || this.instances.getAvailableJobInstances().length === 0) return;
+    if (!this.isNeedSharding() && !(await this.flagItemsWithoutLiveOwner(config))) return;
+    if (this.instances.getAvailableJobInstances().length === 0) return;
     const deadline = Date.now() + waitTimeoutMs;
     const shardingDone = (): boolean => !storage.has(paths.shardingNecessary) && !storage.has(paths.shardingProcessing);
     // Followers wait for the leader, event-driven; if the leader goes away meanwhile (it crashed or was cut off),
@@ -124,6 +140,21 @@ export class ShardingService {
       throw error;
     }
     await storage.settled();
+  }
+
+  /**
+   * The leader, at a firing: items assigned to no live instance (an owner gone without anyone flagging it, a value
+   * another tool wrote) are resharded now rather than at the next reconcile. Cache reads only: free when all is well.
+   */
+  private async flagItemsWithoutLiveOwner(config: JobConfiguration): Promise<boolean> {
+    if (!this.leader.isLeader() || this.isStaticallySharded(config)) return false;
+    const stray = this.itemsWithoutLiveOwner(config.shardingTotalCount);
+    if (stray.length === 0) return false;
+    const { storage, paths, registry } = this.ctx;
+    const shown = stray.slice(0, 5).map((item) => `/${registry.namespace}${paths.shardingInstance(item)} = '${(storage.get(paths.shardingInstance(item)) ?? '(none)').slice(0, 40)}'`);
+    this.ctx.logger.warn(`items [${stray.join(',')}] are assigned to no live instance (${shown.join(', ')}${stray.length > 5 ? ', ...' : ''}): resharding now`);
+    await storage.createIfNeeded(paths.shardingNecessary);
+    return true;
   }
 
   private resetOpsFromCache(total: number): TransactionOp[] {
