@@ -77,6 +77,7 @@ export class ElasticJobOrchestrator implements OnApplicationBootstrap, OnModuleD
       baseSleepTimeMs: zk.baseSleepTimeMilliseconds,
       maxSleepTimeMs: zk.maxSleepTimeMilliseconds,
       maxRetries: zk.maxRetries,
+      shutdownTimeoutMs: this.options.shutdownTimeoutMilliseconds ?? DEFAULT_SHUTDOWN_TIMEOUT_MS,
     };
     for (const definition of definitions) {
       this.schedulers.set(definition.config.jobName, new JobScheduler(definition, registry, identity, settings));

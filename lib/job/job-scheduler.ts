@@ -37,6 +37,8 @@ export interface JobSchedulerSettings {
   maxRetries: number;
   /** What a "minute" of `reconcileIntervalMinutes` lasts; 60000 except in tests. */
   reconcileMinuteMs?: number;
+  /** How long an operator's shutdown waits for running items (their signal aborted) before cleaning up. */
+  shutdownTimeoutMs?: number;
 }
 
 type SchedulerState = 'LATENT' | 'REGISTERING' | 'REGISTERED' | 'SHUTDOWN';
@@ -54,6 +56,11 @@ export interface JobStatus {
   /** A firing (with its misfire catch-up runs) is in progress on this instance. */
   firing: boolean;
   nextFireTime: Date | undefined;
+  /**
+   * Set once the job has stopped on this instance: by the application shutting down, or by an operator deleting
+   * this instance's `instances/{id}` node (ElasticJob's lifecycle shutdown). It stays stopped until the app restarts.
+   */
+  shutdown?: { by: 'application' | 'operator'; at: Date; reason: string };
 }
 
 /**
@@ -74,6 +81,7 @@ export class JobScheduler {
   private readonly listeners: JobListeners;
   private readonly trigger: CronTrigger;
   private state: SchedulerState = 'LATENT';
+  private shutdownRecord: JobStatus['shutdown'];
   private readonly unsubscribes: Array<() => void> = [];
 
   constructor(
@@ -109,6 +117,7 @@ export class JobScheduler {
       onScheduleChange: (config) => this.trigger.reschedule(config.cron, config.timeZone),
       onTrigger: () => this.executor.trigger(),
       onFailoverWaiting: () => this.executor.failoverIfNecessary(),
+      onOwnInstanceDeleted: () => this.onOwnInstanceDeleted(),
     });
   }
 
@@ -198,6 +207,7 @@ export class JobScheduler {
     if (this.state === 'SHUTDOWN') return;
     const wasRegistered = this.state === 'REGISTERED';
     this.state = 'SHUTDOWN';
+    this.shutdownRecord = { by: 'application', at: new Date(), reason: 'the application shut down' };
     this.trigger.stop();
     this.reconcile.stop();
     for (const unsubscribe of this.unsubscribes.splice(0)) unsubscribe();
@@ -215,6 +225,47 @@ export class JobScheduler {
     }
     this.ctx.storage.cache.close();
     this.ctx.logger.log('shut down');
+  }
+
+  /**
+   * `instances/{me}` is gone. Deleted while our session lives, it is an operator's shutdown of this job on this
+   * instance (ElasticJob's lifecycle `shutdown` deletes it; its ShutdownListenerManager then shuts the instance
+   * down): we stop here. Gone with an earlier session, it is not: re-registration on the new session puts it
+   * back. Gone together with the whole `instances` node, it is taken as an accident (no ElasticJob tool deletes
+   * that node): we put ours back and go on, with a warning.
+   */
+  private async onOwnInstanceDeleted(): Promise<void> {
+    if (this.state !== 'REGISTERED' || (await this.instances.checkOwnNodeDeleted()) !== 'deleted' || this.state !== 'REGISTERED') return;
+    const { registry, paths, logger } = this.ctx;
+    const node = `/${registry.namespace}${paths.instance(this.ctx.instanceId)}`;
+    if ((await registry.exists(paths.instances)) === undefined) {
+      logger.warn(`/${registry.namespace}${paths.instances} was deleted with every instance under it: taken as an accident, re-creating ${node} (to stop this job on an instance, delete only that instance's node)`);
+      await this.instances.persistOnline();
+      return;
+    }
+    await this.stopByOperator(`${node} was deleted while this instance's session lives`);
+  }
+
+  /** ElasticJob's remote shutdown, cleaned up as its own shutdown is (ElasticJob leaks listeners here: #2437). */
+  private async stopByOperator(reason: string): Promise<void> {
+    this.state = 'SHUTDOWN';
+    this.shutdownRecord = { by: 'operator', at: new Date(), reason };
+    this.ctx.logger.warn(`shut down by an operator: ${reason}. The job stops on this instance until the app restarts.`);
+    this.trigger.stop();
+    this.reconcile.stop();
+    for (const unsubscribe of this.unsubscribes.splice(0)) unsubscribe();
+    // Our items may be taken over as soon as peers see us gone: tell the handlers, and let the leadership go at once.
+    this.executor.abortAll('this job was shut down on this instance by an operator');
+    const steps: Array<[string, () => Promise<unknown>]> = [
+      ['remove the leader node', () => this.leader.removeLeader()],
+      ['wait for running items', () => this.executor.stop(this.settings.shutdownTimeoutMs ?? this.settings.waitTimeoutMs)],
+      ['remove running markers', () => this.execution.clearOwnRunningInfo(this.configService.load().shardingTotalCount)],
+    ];
+    for (const [what, step] of steps) {
+      await step().catch((error: unknown) => this.ctx.logger.warn(`operator shutdown: could not ${what}: ${error instanceof Error ? error.message : String(error)}`));
+    }
+    this.listeners.stop();
+    this.ctx.storage.cache.close();
   }
 
   /** ElasticJob's JobOperateAPI.trigger: one `trigger/{id}` node per live instance; each fires once, now. */
@@ -236,6 +287,7 @@ export class JobScheduler {
       runningItems: this.executor.runningItems(),
       firing: this.executor.isFiring,
       nextFireTime: this.trigger.isRunning ? this.trigger.nextFireTime() : undefined,
+      ...(this.shutdownRecord ? { shutdown: this.shutdownRecord } : {}),
     };
   }
 

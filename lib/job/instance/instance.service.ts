@@ -6,6 +6,9 @@ import type { ServerService } from '../server/server.service.js';
 
 /** `instances/{ip}@-@{pid}`, ephemeral (ElasticJob's InstanceService). */
 export class InstanceService {
+  /** The session our instance node was last created on (16 hex digits): only that session can see it deleted by hand. */
+  private createdOnSession: string | undefined;
+
   constructor(
     private readonly ctx: JobContext,
     private readonly servers: ServerService,
@@ -17,7 +20,23 @@ export class InstanceService {
   }
 
   async persistOnline(): Promise<void> {
+    const session = this.ctx.registry.getSessionId();
     await this.ctx.storage.persistEphemeral(this.ctx.paths.instance(this.ctx.instanceId), this.localInstanceValue());
+    // An answer on another session than the request's is not one (the registry fails requests on session loss).
+    if (session === this.ctx.registry.getSessionId()) this.createdOnSession = session;
+  }
+
+  /**
+   * Whether our instance node was deleted by someone while our session lives, asked of ZooKeeper (the cache shows
+   * the old session's node gone after a new session too): 'deleted', 'present', or 'session-changed' when the node
+   * belonged to an earlier session, whose expiry removed it (re-registration puts it back).
+   */
+  async checkOwnNodeDeleted(): Promise<'deleted' | 'present' | 'session-changed'> {
+    const session = this.ctx.registry.getSessionId();
+    if (session === undefined || session !== this.createdOnSession || !this.ctx.registry.isConnected()) return 'session-changed';
+    const stat = await this.ctx.registry.exists(this.ctx.paths.instance(this.ctx.instanceId));
+    if (stat !== undefined) return 'present';
+    return this.ctx.registry.getSessionId() === session ? 'deleted' : 'session-changed';
   }
 
   async removeInstance(): Promise<void> {

@@ -18,7 +18,8 @@ import type { ShardingService } from '../sharding/sharding.service.js';
  * - config: reschedule when the cron or time zone changes; drop markers when monitorExecution or failover is
  *   switched off;
  * - failover: flag the items a crashed instance was running, and claim them when idle;
- * - trigger: `trigger/{me}` added → consume it and fire now (queued once if a firing runs).
+ * - trigger: `trigger/{me}` added → consume it and fire now (queued once if a firing runs);
+ * - shutdown: `instances/{me}` deleted while our session lives → an operator's shutdown of the job here.
  * Reactions run concurrently (each is single-flight or idempotent) so that none waits behind another.
  */
 export class JobListeners {
@@ -38,6 +39,8 @@ export class JobListeners {
       onScheduleChange: (config: JobConfiguration) => void;
       onTrigger: () => void;
       onFailoverWaiting: () => Promise<void>;
+      /** `instances/{me}` deleted (by an operator, or by our session's end: the scheduler tells which). */
+      onOwnInstanceDeleted: () => Promise<void>;
     },
   ) {
     this.lastConfig = config.load();
@@ -72,6 +75,9 @@ export class JobListeners {
     const becameLeader = event.path === paths.leaderElectionInstance && event.type === 'ADDED' && event.data === this.ctx.instanceId;
     if ((membershipChanged || becameLeader) && !this.sharding.isStaticallySharded(this.config.load())) this.run('resharding flag', () => this.sharding.setReshardingFlag());
     if (event.path === paths.config && event.type !== 'DELETED') this.onConfigChanged();
+    if (event.path === paths.instance(this.ctx.instanceId) && event.type === 'DELETED') {
+      this.run('instance node check', () => this.hooks.onOwnInstanceDeleted());
+    }
     const crashed = paths.instanceIdOf(event.path);
     if (crashed !== undefined && crashed !== this.ctx.instanceId && event.type === 'DELETED' && this.config.load().failover) {
       this.run('failover', async () => {
