@@ -1,6 +1,7 @@
 import { Logger } from '@nestjs/common';
 import { registryErrorCode, type ZookeeperRegistryCenter } from './zookeeper-registry-center.js';
 import type { ConnectionStateChange, WatchEvent } from './registry.types.js';
+import { MAX_CONCURRENT_REQUESTS } from './request-limits.js';
 
 export type TreeEventType = 'ADDED' | 'UPDATED' | 'DELETED';
 
@@ -34,6 +35,9 @@ interface SnapshotNode {
   node: NonNullable<Observed>;
   children: string[];
 }
+
+/** Reads one cache keeps in flight at most (a job's tree is a few dozen nodes unless it has thousands of items). */
+const MAX_CONCURRENT_READS = 4 * MAX_CONCURRENT_REQUESTS;
 
 const CONNECTION_TROUBLE = new Set(['CONNECTION_LOSS', 'SESSION_EXPIRED', 'CLOSED', 'OPERATION_TIMEOUT']);
 
@@ -69,6 +73,9 @@ export class TreeCache {
   private lifecycle: Lifecycle = 'LATENT';
   private unsubscribe: (() => void) | undefined;
   private readonly watcher = (event: WatchEvent): void => this.onWatch(event);
+  /** Reads in flight, and those waiting for a slot: a tree of many thousand items is read a bounded number at a time. */
+  private readsInFlight = 0;
+  private readonly readSlots: Array<() => void> = [];
 
   constructor(
     private readonly registry: ZookeeperRegistryCenter,
@@ -247,8 +254,8 @@ export class TreeCache {
           ? this.read(path)
           : path !== root || shape.children
             ? Promise.resolve(empty)
-            : this.registry.exists(path).then((stat) => (stat ? empty : undefined)),
-        shape.children ? this.registry.getChildren(path) : Promise.resolve([] as string[]),
+            : this.bounded(() => this.registry.exists(path)).then((stat) => (stat ? empty : undefined)),
+        shape.children ? this.bounded(() => this.registry.getChildren(path)) : Promise.resolve([] as string[]),
       ]);
       // Gone meanwhile (either read says so): its deletion event follows.
       if (!node || children === undefined) return;
@@ -359,8 +366,19 @@ export class TreeCache {
   }
 
   private async read(path: string): Promise<Observed> {
-    const node = await this.registry.getData(path);
+    const node = await this.bounded(() => this.registry.getData(path));
     return node && { data: node.data, version: node.stat.version, mzxid: node.stat.mzxid };
+  }
+
+  private async bounded<T>(read: () => Promise<T>): Promise<T> {
+    if (this.readsInFlight >= MAX_CONCURRENT_READS) await new Promise<void>((resolve) => this.readSlots.push(resolve));
+    this.readsInFlight++;
+    try {
+      return await read();
+    } finally {
+      this.readsInFlight--;
+      this.readSlots.shift()?.();
+    }
   }
 
   private applyNode(path: string, node: NonNullable<Observed>, fromSnapshot: boolean): void {

@@ -8,6 +8,7 @@ import { streamlineClientIo } from './client-io.js';
 import { sendPing } from './client-internals.js';
 import { multiAcl, type MultiOp, sendMulti } from './multi-request.js';
 import { PERSISTENT_RECURSIVE, sendAddWatch, tapNotifications } from './persistent-watch.js';
+import { MAX_NODE_DATA_BYTES, multiBatches, multiOpBytes } from './request-limits.js';
 import type {
   ConnectionStateChange,
   NodeData,
@@ -56,6 +57,13 @@ function toStat(stat: Stat): NodeStat {
 
 function isZkException(error: unknown): error is ZkException {
   return typeof error === 'object' && error !== null && typeof (error as ZkException).code === 'number' && 'name' in error;
+}
+
+/** Data the server would refuse by dropping the connection (jute.maxbuffer) is refused here, with a reason. */
+function checkDataSize(path: string, data: Buffer): void {
+  if (data.length > MAX_NODE_DATA_BYTES) {
+    throw new RegistryError('REQUEST_TOO_LARGE', path, `${data.length} bytes for ${path} exceed what a ZooKeeper node may hold here (${MAX_NODE_DATA_BYTES})`);
+  }
 }
 
 /** ZooKeeper error name of a failure: 'NO_NODE', 'NODE_EXISTS', 'CONNECTION_LOSS', ... */
@@ -530,6 +538,7 @@ export class ZookeeperRegistryCenter {
 
   /** Creates a node; the parents must exist (see ensurePath). Returns the created path (namespace-relative). */
   async create(path: string, data: Buffer, mode: NodeMode = 'PERSISTENT'): Promise<string> {
+    checkDataSize(path, data);
     const created = await this.raw<string>((c, cb) => c.create(this.full(path), data, this.acls, MODES[mode], cb), path);
     return this.relative(created);
   }
@@ -566,6 +575,7 @@ export class ZookeeperRegistryCenter {
   }
 
   async setData(path: string, data: Buffer): Promise<void> {
+    checkDataSize(path, data);
     await this.raw<Stat>((c, cb) => c.setData(this.full(path), data, -1, cb), path);
   }
 
@@ -595,10 +605,22 @@ export class ZookeeperRegistryCenter {
   /** All-or-nothing multi-op (ZooKeeper `multi`), versions honoured (written by us, not the client: its bug #67). */
   async transaction(ops: TransactionOp[]): Promise<void> {
     if (ops.length === 0) return;
+    const bytes = ops.reduce((size, op) => size + multiOpBytes(op, this.aclBytes.length), 0);
+    if (bytes > MAX_NODE_DATA_BYTES) {
+      // The server would drop the connection on it (jute.maxbuffer): refuse here, with a reason.
+      throw new RegistryError('REQUEST_TOO_LARGE', ops[0]?.path, `a multi request of ${ops.length} ops and ${bytes} bytes exceeds ZooKeeper's request limit; cut it with multiBatches()`);
+    }
     const multi: MultiOp[] = ops.map((op) =>
       op.op === 'create' ? { op: 'create', path: this.full(op.path), data: op.data, flags: MODES[op.mode] } : { ...op, path: this.full(op.path) },
     );
-    await this.raw<void>((c, cb) => sendMulti(c, multi, this.aclBytes, cb), ops.map((op) => op.path).join(', '));
+    // Named by its first few paths: a batch of a thousand would make an unreadable log line.
+    const described = ops.slice(0, 3).map((op) => op.path).join(', ') + (ops.length > 3 ? ` and ${ops.length - 3} more` : '');
+    await this.raw<void>((c, cb) => sendMulti(c, multi, this.aclBytes, cb), described);
+  }
+
+  /** The ops cut, in order, into multi requests that fit ZooKeeper's request limit (see request-limits.ts). */
+  multiBatches(ops: readonly TransactionOp[]): TransactionOp[][] {
+    return multiBatches(ops, this.aclBytes.length);
   }
 
   /**

@@ -1,6 +1,7 @@
 import type { TransactionOp } from '../../registry/registry.types.js';
 import { registryErrorCode } from '../../registry/zookeeper-registry-center.js';
 import { nodeNameProblem } from '../../registry/zookeeper-names.js';
+import { mapBounded } from '../../registry/request-limits.js';
 import type { JobConfiguration } from '../config/job-configuration.js';
 import type { InstanceService } from '../instance/instance.service.js';
 import type { JobContext } from '../job-context.js';
@@ -137,10 +138,10 @@ export class ExecutionService {
     const missing = items.filter((item) => !storage.has(paths.misfire(item)));
     if (missing.length === 0) return;
     try {
-      await storage.transaction(missing.map((item) => storage.createOp(paths.misfire(item), '')));
+      await storage.transactionInBatches(missing.map((item) => storage.createOp(paths.misfire(item), '')));
     } catch (error) {
       if (registryErrorCode(error) !== 'NODE_EXISTS' && registryErrorCode(error) !== 'NO_NODE') throw error;
-      await Promise.all(missing.map((item) => storage.createIfNeeded(paths.misfire(item))));
+      await mapBounded(missing, (item) => storage.createIfNeeded(paths.misfire(item)));
     }
   }
 
@@ -172,27 +173,34 @@ export class ExecutionService {
    */
   private async removeOwnMarkers(paths: readonly string[], versions?: ReadonlyMap<string, number | undefined>): Promise<void> {
     const { registry, instanceId } = this.ctx;
-    const ops = await Promise.all(
-      paths.map(async (path): Promise<TransactionOp | undefined> => {
+    const ops = await mapBounded(
+      paths,
+      async (path): Promise<TransactionOp | undefined> => {
         const known = versions?.get(path);
         if (known !== undefined) return { op: 'remove', path, version: known };
         // Not written by us in this run (a stale marker, a new session): read who holds it now.
         const marker = await registry.getData(path);
         return marker?.data.toString('utf8') === instanceId ? { op: 'remove', path, version: marker.stat.version } : undefined;
-      }),
+      },
     );
     await this.writeWhatStillApplies(ops.filter((op): op is TransactionOp => op !== undefined));
   }
 
   /**
-   * Marker ops in one transaction; when another instance's write got in the way of one of them (it created, took
-   * over or removed that marker meanwhile), one by one, keeping those that still apply. Returns the ops written.
+   * Marker ops in one transaction (or as few as ZooKeeper's request limit allows); when another instance's write
+   * got in the way of one of them (it created, took over or removed that marker meanwhile), that request's ops one
+   * by one, keeping those that still apply. Returns the ops written.
    */
   private async writeWhatStillApplies(ops: readonly TransactionOp[]): Promise<TransactionOp[]> {
-    if (ops.length === 0) return [];
+    const written: TransactionOp[] = [];
+    for (const batch of this.ctx.registry.multiBatches(ops)) written.push(...(await this.writeBatchWhatStillApplies(batch)));
+    return written;
+  }
+
+  private async writeBatchWhatStillApplies(ops: TransactionOp[]): Promise<TransactionOp[]> {
     try {
-      await this.ctx.storage.transaction([...ops]);
-      return [...ops];
+      await this.ctx.storage.transaction(ops);
+      return ops;
     } catch (error) {
       if (!isMarkerConflict(error)) throw error;
     }
@@ -209,15 +217,14 @@ export class ExecutionService {
     return written;
   }
 
-  /** One transaction; if a marker vanished meanwhile, one by one. */
-
+  /** One transaction (or as few as the request limit allows); if a marker vanished meanwhile, one by one. */
   private async removeMarkers(paths: string[]): Promise<void> {
     if (paths.length === 0) return;
     try {
-      await this.ctx.storage.transaction(paths.map((path) => ({ op: 'remove', path })));
+      await this.ctx.storage.transactionInBatches(paths.map((path) => ({ op: 'remove', path })));
     } catch (error) {
       if (registryErrorCode(error) !== 'NO_NODE') throw error;
-      await Promise.all(paths.map((path) => this.ctx.storage.remove(path)));
+      await this.ctx.storage.removeEach(paths);
     }
   }
 }

@@ -1,5 +1,6 @@
 import type { JobInstance, JobShardingStrategy } from '../../interfaces/sharded-job-options.interface.js';
 import type { TransactionOp } from '../../registry/registry.types.js';
+import { mapBounded } from '../../registry/request-limits.js';
 import type { JobConfiguration } from '../config/job-configuration.js';
 import type { LeaderService } from '../election/leader.service.js';
 import type { InstanceService } from '../instance/instance.service.js';
@@ -127,12 +128,13 @@ export class ShardingService {
       }
       assign.push({ op: 'remove', path: paths.shardingNecessary }, { op: 'remove', path: paths.shardingProcessing });
       try {
-        // One transaction, planned from the cache: clear the old owners, make missing item nodes, assign.
-        await storage.transaction([...this.resetOpsFromCache(total), ...assign]);
+        // One transaction, planned from the cache: clear the old owners, make missing item nodes, assign. Beyond
+        // what one request may carry, several in order: the flags go in the last, so followers wait for all.
+        await storage.transactionInBatches([...this.resetOpsFromCache(total), ...assign]);
       } catch {
-        // The cache was behind: ElasticJob's way, step by step, then the assignment.
+        // The cache was behind (or a request failed half-way): ElasticJob's way, step by step, then the assignment.
         await this.resetShardingInfo(total);
-        await storage.transaction(assign);
+        await storage.transactionInBatches(assign);
       }
       logger.log(`sharded ${total} item(s) over ${instances.length} instance(s): ${[...result].map(([id, items]) => `${id}=[${items.join(',')}]`).join(' ')}`);
     } catch (error) {
@@ -174,13 +176,11 @@ export class ShardingService {
 
   private async resetShardingInfo(total: number): Promise<void> {
     const { storage, paths } = this.ctx;
-    await Promise.all(
-      everyItem(total).map(async (item) => {
-        await storage.remove(paths.shardingInstance(item));
-        await storage.createIfNeeded(paths.shardingItem(item));
-      }),
-    );
+    await mapBounded(everyItem(total), async (item) => {
+      await storage.remove(paths.shardingInstance(item));
+      await storage.createIfNeeded(paths.shardingItem(item));
+    });
     const extra = storage.children(paths.sharding).filter((name) => /^\d+$/.test(name) && Number(name) >= total);
-    await Promise.all(extra.map((name) => storage.removeRecursive(`${paths.sharding}/${name}`)));
+    await mapBounded(extra, (name) => storage.removeRecursive(`${paths.sharding}/${name}`));
   }
 }

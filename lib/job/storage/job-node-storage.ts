@@ -3,6 +3,7 @@ import { CoordinationTimeoutError } from '../../errors/elastic-job.errors.js';
 import { LeaderLatch } from '../../registry/leader-latch.js';
 import type { NodeMode, TransactionOp } from '../../registry/registry.types.js';
 import { TreeCache, type TreeEvent } from '../../registry/tree-cache.js';
+import { mapBounded } from '../../registry/request-limits.js';
 import { registryErrorCode, type ZookeeperRegistryCenter } from '../../registry/zookeeper-registry-center.js';
 import { descendingStringOrder } from '../../util/java-hash.js';
 import type { JobNodePath } from '../paths.js';
@@ -192,17 +193,30 @@ export class JobNodeStorage {
 
   /** Removes those of these nodes that the cache holds (nodes it does not hold are not there to remove). */
   async removeCached(paths: readonly string[]): Promise<void> {
-    await Promise.all(paths.filter((path) => this.cache.has(path)).map((path) => this.registry.remove(path)));
+    await mapBounded(paths.filter((path) => this.cache.has(path)), (path) => this.registry.remove(path));
+  }
+
+  /** Removes each node (missing ones are fine), a bounded number of requests at a time. */
+  async removeEach(paths: readonly string[]): Promise<void> {
+    await mapBounded(paths, (path) => this.registry.remove(path));
   }
 
   async removeRecursive(path: string): Promise<void> {
     await this.registry.removeRecursive(path);
   }
 
-  /** A multi-op, with `check(/{job})` first as ElasticJob does. */
+  /** A multi-op, with `check(/{job})` first as ElasticJob does. It must fit one request: see transactionInBatches. */
   async transaction(ops: TransactionOp[]): Promise<void> {
     if (ops.length === 0) return;
-    await this.transactionWithoutRootCheck([{ op: 'check', path: this.paths.root }, ...ops]);
+    await this.write([{ op: 'check', path: this.paths.root }, ...ops]);
+  }
+
+  /**
+   * The ops in order, in as many multi requests as ZooKeeper's request limit needs (each with the root check):
+   * atomic within a request only, so callers must be able to pick up after a partial write.
+   */
+  async transactionInBatches(ops: readonly TransactionOp[]): Promise<void> {
+    for (const batch of this.registry.multiBatches(ops)) await this.transaction(batch);
   }
 
   /** Our own creates reach the cache without a read (see TreeCache.expectOwnCreates). */
@@ -211,8 +225,15 @@ export class JobNodeStorage {
     return write;
   }
 
-  /** A multi-op without transaction()'s check of the root: for setting the job up, when the root may be missing. */
+  /**
+   * Ops without transaction()'s check of the root, in as many requests as the request limit needs: for setting
+   * the job up, when the root may be missing.
+   */
   async transactionWithoutRootCheck(ops: TransactionOp[]): Promise<void> {
+    for (const batch of this.registry.multiBatches(ops)) await this.write(batch);
+  }
+
+  private async write(ops: TransactionOp[]): Promise<void> {
     if (ops.length === 0) return;
     const creates = ops.flatMap((op) => (op.op === 'create' ? [{ path: op.path, data: op.data }] : []));
     await this.writeThrough(creates, this.registry.transaction(ops));
