@@ -9,6 +9,7 @@ import { ZookeeperRegistryCenter } from '../lib/registry/zookeeper-registry-cent
 import type { WatchEvent } from '../lib/registry/registry.types.js';
 import { CURATOR_RECIPES_JAR, fourLetterWord, LocalZookeeper, ZOOKEEPER_JAR } from '../tools/zookeeper/local-zookeeper.js';
 import { ClusterInstance } from '../test/support/cluster.js';
+import { MAX_SHARDING_TOTAL_COUNT } from '../lib/job/config/job-configuration.validator.js';
 import { LineProcess } from '../test/support/line-process.js';
 
 const ROUNDS = Number(process.env.BENCH_ROUNDS ?? 5);
@@ -350,6 +351,45 @@ async function scaleCluster(processes: number, jobs: number): Promise<{ allShard
   return { allShardedMs: figure(samples, 'ms'), cpuMsPerProcess: figure(cpu, 'ms') };
 }
 
+// ---------------------------------------------------------------------------------------------- items per job
+
+/**
+ * One job with `total` items on one instance (bench/fixtures/items-app.ts, a firing every 5 s): time from process
+ * start until sharded, and per firing how long after the instant the first item started and the last one ended,
+ * with RSS. At the documented maximum (MAX_SHARDING_TOTAL_COUNT) this shows what the maximum costs.
+ */
+async function manyItems(total: number): Promise<{ shardedMs: Figure; firstStartMs: Figure; lastEndMs: Figure; rssMb: Figure }> {
+  const sharded: number[] = [];
+  const first: number[] = [];
+  const last: number[] = [];
+  const rss: number[] = [];
+  for (let r = 0; r < Math.min(ROUNDS, 2); r++) {
+    const app = new LineProcess(process.execPath, ['build/bench/fixtures/items-app.js'], {
+      ...process.env,
+      ZK_CONNECT: zk.connectString,
+      ZK_NAMESPACE: ns('items'),
+      JOB_TOTAL: String(total),
+      JOB_CRON: '*/5 * * * * *',
+    });
+    try {
+      const line = await app.waitForLine(/"event":"sharded"/, 120_000);
+      sharded.push((JSON.parse(line.slice(4)) as { sinceStartMs: number }).sinceStartMs);
+      let from = app.lines.length;
+      for (let firing = 0; firing < 3; firing++) {
+        const event = JSON.parse((await app.waitForLine(/"event":"firing"/, 60_000, from)).slice(4)) as { firstStartMs: number; lastEndMs: number; rss: number };
+        from = app.lines.findIndex((l, i) => i >= from && l.includes('"event":"firing"')) + 1;
+        first.push(event.firstStartMs);
+        last.push(event.lastEndMs);
+        rss.push(event.rss / 2 ** 20);
+      }
+    } finally {
+      app.kill('SIGKILL');
+      await app.exited;
+    }
+  }
+  return { shardedMs: figure(sharded, 'ms'), firstStartMs: figure(first, 'ms'), lastEndMs: figure(last, 'ms'), rssMb: figure(rss, 'MB') };
+}
+
 // ---------------------------------------------------------------------------------------------- main
 
 async function main(): Promise<void> {
@@ -390,6 +430,8 @@ async function main(): Promise<void> {
     const cluster2 = await step('scale.2x100', () => scaleCluster(2, 100));
     const cluster4 = await step('scale.4x100', () => scaleCluster(4, 100));
     const cluster = await step('scale.8x100', () => scaleCluster(8, 100));
+    const items1k = await step('items.1000', () => manyItems(1000));
+    const items10k = await step(`items.${MAX_SHARDING_TOTAL_COUNT}`, () => manyItems(MAX_SHARDING_TOTAL_COUNT));
     const f = (x: Figure | undefined): string => (x ? `${x.median} ${x.unit} (${x.min}..${x.max})` : 'skipped');
     const rows: Array<[string, string, string, string]> = [
       ['graceful leader handover', f(oursHandover), `Curator/ElasticJob: ${f(curatorHandover)}; ratio ${oursHandover && curatorHandover ? round(oursHandover.median / curatorHandover.median) : '-'}×`, 'ours ≤ 0.25× Curator'],
@@ -427,6 +469,15 @@ async function main(): Promise<void> {
         f(c?.allShardedMs),
         c ? `CPU per process until sharded ${f(c.cpuMsPerProcess)}` : String((results[`scale.${p}x100`] as { failed?: string } | undefined)?.failed ?? ''),
         p === '8' ? 'linear growth' : '',
+      ]),
+      ...([
+        ['1000', items1k],
+        [String(MAX_SHARDING_TOTAL_COUNT), items10k],
+      ] as const).map(([n, x]): [string, string, string, string] => [
+        `one job of ${n} items: firing`,
+        x ? `first item ${f(x.firstStartMs)}, last ${f(x.lastEndMs)} after the instant` : 'skipped',
+        x ? `sharded ${f(x.shardedMs)} after start; RSS ${f(x.rssMb)}` : '',
+        n === String(MAX_SHARDING_TOTAL_COUNT) ? 'the maximum: works' : '',
       ]),
     ];
     const widths = [0, 1, 2, 3].map((i) => Math.max(...rows.map((r) => r[i]!.length), 8));
