@@ -62,7 +62,10 @@ export class ConfigService {
       await this.setUpDirectly();
     }
     await storage.settled();
-    if (!writeConfig) this.ctx.logger.log('using the configuration stored in ZooKeeper (set overwrite: true to replace it with the local one)');
+    // Adopting it validates it: a refused node has been logged by load(), and the local configuration runs.
+    if (!writeConfig && this.load() !== this.local) {
+      this.ctx.logger.log('using the configuration stored in ZooKeeper (set overwrite: true to replace it with the local one)');
+    }
   }
 
   /** The same set-up, step by step from direct reads. */
