@@ -105,12 +105,15 @@ export class ElasticJobOrchestrator implements OnApplicationBootstrap, OnModuleD
     const schedulers = [...this.schedulers.values()];
     // Conflicts first, for every job, so that nothing is written when one job is misconfigured.
     await Promise.all(schedulers.map((scheduler) => scheduler.checkConflict()));
+    // A job that could not register yet retries in the background (its status says so); only what no retry
+    // can mend is thrown.
     const results = await Promise.allSettled(schedulers.map((scheduler) => scheduler.register()));
     const failed = results.flatMap((result, index) => (result.status === 'rejected' ? [[schedulers[index]!.jobName, result.reason] as const] : []));
     for (const [jobName, reason] of failed) {
       this.logger.error(`job '${jobName}' could not register: ${reason instanceof Error ? reason.message : String(reason)}`);
     }
-    this.logger.log(`${schedulers.length - failed.length} of ${schedulers.length} job(s) registered`);
+    const registered = schedulers.filter((scheduler) => scheduler.isRegistered).length;
+    this.logger.log(`${registered} of ${schedulers.length} job(s) registered${registered < schedulers.length - failed.length ? '; the others retry in the background' : ''}`);
   }
 
   async onModuleDestroy(): Promise<void> {

@@ -1,6 +1,7 @@
 import { Logger } from '@nestjs/common';
 import type { ZookeeperRegistryCenter } from '../registry/zookeeper-registry-center.js';
 import { CronTrigger } from '../schedule/cron-trigger.js';
+import { JobConfigurationError, JobConflictError } from '../errors/elastic-job.errors.js';
 import { backoffMs, delay } from '../util/deferred.js';
 import { ConfigService } from './config/config.service.js';
 import type { JobConfiguration } from './config/job-configuration.js';
@@ -61,6 +62,19 @@ export interface JobStatus {
    * this instance's `instances/{id}` node (ElasticJob's lifecycle shutdown). It stays stopped until the app restarts.
    */
   shutdown?: { by: 'application' | 'operator'; at: Date; reason: string };
+  /** Whether this instance is registered in ZooKeeper as it should be, or retrying, and the last error. */
+  health: JobHealth;
+}
+
+/**
+ * `ok`: registered (or re-registered after a new session). `retrying`: not registered yet, or a registration or
+ * re-registration failed and is being retried with backoff. `failed`: it cannot succeed (a name conflict, a bad
+ * configuration), nothing is retried. `since`: when this state began.
+ */
+export interface JobHealth {
+  registration: 'ok' | 'retrying' | 'failed';
+  since: Date;
+  lastError?: string;
 }
 
 /**
@@ -82,6 +96,11 @@ export class JobScheduler {
   private readonly trigger: CronTrigger;
   private state: SchedulerState = 'LATENT';
   private shutdownRecord: JobStatus['shutdown'];
+  private health: JobHealth = { registration: 'retrying', since: new Date(), lastError: 'not registered yet' };
+  /** The background retry loop of a failed (re-)registration, while one runs. */
+  private retrying: Promise<void> | undefined;
+  /** Aborted at shutdown: ends retry waits at once. */
+  private readonly stopping = new AbortController();
   private readonly unsubscribes: Array<() => void> = [];
 
   constructor(
@@ -110,7 +129,7 @@ export class JobScheduler {
     this.execution = new ExecutionService(this.ctx, this.instances);
     this.sharding = new ShardingService(this.ctx, this.leader, this.servers, this.instances, this.execution);
     this.failover = new FailoverService(this.ctx, this.servers, this.instances);
-    this.reconcile = new ReconcileService(this.ctx, this.configService, this.leader, this.sharding, settings.reconcileMinuteMs);
+    this.reconcile = new ReconcileService(this.ctx, this.configService, this.leader, this.sharding, () => this.checkOwnNodes(), settings.reconcileMinuteMs);
     this.executor = new JobExecutor(this.ctx, this.configService, this.sharding, this.execution, this.failover, definition.handler);
     this.trigger = new CronTrigger(definition.config.cron, definition.config.timeZone, (at) => this.executor.fire(at.getTime()), PREPARE_AHEAD_MS);
     this.listeners = new JobListeners(this.ctx, this.configService, this.leader, this.servers, this.instances, this.sharding, this.failover, this.execution, {
@@ -136,7 +155,9 @@ export class JobScheduler {
 
   /**
    * ElasticJob's registerStartUpInfo: config, cache and listeners, election, `servers/{ip}`, `instances/{id}`,
-   * resharding flag; then the cron trigger. Connection trouble is retried with backoff.
+   * resharding flag; then the cron trigger. Connection trouble is retried at once with backoff; a registration
+   * that still fails is retried in the background until it succeeds or the app shuts down (see `status().health`).
+   * Resolves after the first attempt; throws only what no retry can mend (a name conflict, a bad configuration).
    */
   async register(): Promise<void> {
     if (this.state !== 'LATENT') return;
@@ -149,6 +170,12 @@ export class JobScheduler {
         if (change.state === 'RECONNECTED' && this.state === 'REGISTERED') this.executor.catchUpAfterReconnect();
       }),
     );
+    if (!(await this.tryRegistration())) this.retryInBackground('registration', () => this.tryRegistration());
+  }
+
+  /** One registration (with its quick retries). False when it failed and may be retried; cleans up after itself. */
+  private async tryRegistration(): Promise<boolean> {
+    if (this.state !== 'REGISTERING') return true;
     try {
       await this.withRetries('registration', async () => {
         // The cache first: the set-up is planned from it, and our own writes reach it without reads.
@@ -165,38 +192,105 @@ export class JobScheduler {
       });
     } catch (error) {
       // Half-registered is worse than absent: a leader that never fires would stall its peers.
-      this.state = 'LATENT';
       this.listeners.stop();
-      for (const unsubscribe of this.unsubscribes.splice(0)) unsubscribe();
       await this.leader.removeLeader().catch(() => undefined);
       await this.instances.removeInstance().catch(() => undefined);
-      throw error;
+      if (error instanceof JobConflictError || error instanceof JobConfigurationError) {
+        this.setHealth('failed', error);
+        throw error;
+      }
+      this.setHealth('retrying', error);
+      return false;
     }
-    if (this.state !== 'REGISTERING') return; // shut down meanwhile
+    if (this.state !== 'REGISTERING') return true; // shut down meanwhile
     this.state = 'REGISTERED';
+    this.setHealth('ok');
     this.trigger.reschedule(this.configService.load().cron, this.configService.load().timeZone);
     this.trigger.start();
     this.reconcile.start();
     void this.executor.failoverIfNecessary().catch((error: unknown) => this.ctx.logger.warn(`failover claim failed: ${String(error)}`));
     this.ctx.logger.log(`registered as ${this.ctx.instanceId}; next firing ${this.trigger.nextFireTime().toISOString()}`);
+    return true;
   }
 
   /** After a new session: our ephemeral nodes are gone. Put them back, clear stale markers, re-elect. */
   private async reRegister(): Promise<void> {
-    if (this.state !== 'REGISTERED') return;
-    await this.withRetries('re-registration', async () => {
-      // Our running markers first: once our instance node is replaced, peers look for items we were running.
-      // What we ran on the old session was aborted with it, and must not be failed over on top of our new runs.
-      await this.execution.clearOwnRunningInfo(this.configService.load().shardingTotalCount, { keepRunningHere: true });
-      const server = await this.ctx.storage.getDirectly(this.ctx.paths.server(this.ctx.ip));
-      const enabled = server === undefined ? !this.configService.load().disabled : server !== SERVER_DISABLED;
-      await this.servers.persistOnline(enabled);
-      await this.instances.persistOnline();
-      if ((await this.ctx.storage.getDirectly(this.ctx.paths.leaderElectionInstance)) === undefined && server !== SERVER_DISABLED) {
-        await this.leader.electLeader();
-      }
-    });
+    if (this.state === 'REGISTERED' && !(await this.tryReRegistration())) this.retryInBackground('re-registration', () => this.tryReRegistration());
+  }
+
+  private async tryReRegistration(): Promise<boolean> {
+    if (this.state !== 'REGISTERED') return true;
+    try {
+      await this.withRetries('re-registration', async () => {
+        // Our running markers first: once our instance node is replaced, peers look for items we were running.
+        // What we ran on the old session was aborted with it, and must not be failed over on top of our new runs.
+        await this.execution.clearOwnRunningInfo(this.configService.load().shardingTotalCount, { keepRunningHere: true });
+        const server = await this.ctx.storage.getDirectly(this.ctx.paths.server(this.ctx.ip));
+        const enabled = server === undefined ? !this.configService.load().disabled : server !== SERVER_DISABLED;
+        await this.servers.persistOnline(enabled);
+        await this.instances.persistOnline();
+        if ((await this.ctx.storage.getDirectly(this.ctx.paths.leaderElectionInstance)) === undefined && server !== SERVER_DISABLED) {
+          await this.leader.electLeader();
+        }
+      });
+    } catch (error) {
+      this.setHealth('retrying', error);
+      return false;
+    }
+    this.setHealth('ok');
     this.ctx.logger.log(`re-registered on the new session (server ${SERVER_ENABLED.toLowerCase()}: ${this.servers.isEnableServer(this.ctx.ip)})`);
+    return true;
+  }
+
+  /**
+   * Retries `attempt` with backoff (up to ten times maxSleepTimeMilliseconds between tries) while connected,
+   * until it succeeds, fails for good, or the job shuts down. One retry loop at a time.
+   */
+  private retryInBackground(what: string, attempt: () => Promise<boolean>): void {
+    if (this.retrying) return;
+    const run = async (): Promise<void> => {
+      const stopped = (): boolean => this.stopping.signal.aborted;
+      for (let round = 0; !stopped() && this.health.registration === 'retrying'; round++) {
+        const wait = backoffMs(round, this.settings.baseSleepTimeMs, 10 * this.settings.maxSleepTimeMs);
+        this.ctx.logger.warn(`${what} failed (${this.health.lastError}); trying again in ${wait} ms`);
+        await delay(wait, this.stopping.signal);
+        if (stopped()) return;
+        // Not connected: the next round waits again (a closed registry answers false at once).
+        if (!(await this.ctx.registry.waitForConnection(this.ctx.registry.sessionTimeoutMs))) continue;
+        if (stopped() || (await attempt())) return;
+      }
+    };
+    this.retrying = run()
+      .catch((error: unknown) => this.ctx.logger.error(`${what} failed for good: ${describeError(error)}`))
+      .finally(() => (this.retrying = undefined));
+  }
+
+  private setHealth(registration: JobHealth['registration'], error?: unknown): void {
+    const lastError = error === undefined ? undefined : describeError(error);
+    if (registration !== this.health.registration) this.health = { registration, since: new Date(), ...(lastError ? { lastError } : {}) };
+    else if (lastError) this.health = { ...this.health, lastError };
+  }
+
+  /**
+   * Reconcile's look at our own nodes (every reconcile tick, from the cache): our instance node missing on a
+   * session we registered on is an operator's deletion the listener missed; missing after a new session, a
+   * re-registration to redo. Our server node missing (a peer's clean-up racing our start, an operator) is put back.
+   */
+  private async checkOwnNodes(): Promise<void> {
+    if (this.state !== 'REGISTERED' || !this.ctx.registry.isConnected()) return;
+    if (!this.instances.isLocalInstanceOnline()) {
+      const verdict = await this.instances.checkOwnNodeDeleted();
+      if (verdict === 'deleted') await this.onOwnInstanceDeleted();
+      else if (verdict === 'session-changed') {
+        this.ctx.logger.warn('reconcile: our instance node is missing on this session: registering it again');
+        await this.reRegister();
+      }
+    }
+    const server = this.ctx.paths.server(this.ctx.ip);
+    if (this.state === 'REGISTERED' && !this.ctx.storage.has(server)) {
+      this.ctx.logger.warn(`reconcile: /${this.ctx.registry.namespace}${server} is missing: putting it back`);
+      await this.servers.persistOnline(!this.configService.load().disabled);
+    }
   }
 
   /**
@@ -207,6 +301,7 @@ export class JobScheduler {
     if (this.state === 'SHUTDOWN') return;
     const wasRegistered = this.state === 'REGISTERED';
     this.state = 'SHUTDOWN';
+    this.stopping.abort();
     this.shutdownRecord = { by: 'application', at: new Date(), reason: 'the application shut down' };
     this.trigger.stop();
     this.reconcile.stop();
@@ -249,6 +344,7 @@ export class JobScheduler {
   /** ElasticJob's remote shutdown, cleaned up as its own shutdown is (ElasticJob leaks listeners here: #2437). */
   private async stopByOperator(reason: string): Promise<void> {
     this.state = 'SHUTDOWN';
+    this.stopping.abort();
     this.shutdownRecord = { by: 'operator', at: new Date(), reason };
     this.ctx.logger.warn(`shut down by an operator: ${reason}. The job stops on this instance until the app restarts.`);
     this.trigger.stop();
@@ -288,6 +384,7 @@ export class JobScheduler {
       firing: this.executor.isFiring,
       nextFireTime: this.trigger.isRunning ? this.trigger.nextFireTime() : undefined,
       ...(this.shutdownRecord ? { shutdown: this.shutdownRecord } : {}),
+      health: { ...this.health },
     };
   }
 
@@ -308,4 +405,8 @@ export class JobScheduler {
       }
     }
   }
+}
+
+function describeError(error: unknown): string {
+  return error instanceof Error ? error.message : String(error);
 }

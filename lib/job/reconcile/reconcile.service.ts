@@ -17,6 +17,8 @@ export class ReconcileService {
     private readonly config: ConfigService,
     private readonly leader: LeaderService,
     private readonly sharding: ShardingService,
+    /** Checks of this instance's own nodes, run on every tick (cache reads unless something is wrong). */
+    private readonly checkOwnNodes: () => Promise<void>,
     /** One "minute" (shortened only by tests of this service). */
     private readonly minuteMs = 60_000,
   ) {}
@@ -25,7 +27,9 @@ export class ReconcileService {
     if (this.timer) return;
     this.lastCheck = Date.now();
     this.timer = setInterval(() => {
-      void this.check().catch((error: unknown) => this.ctx.logger.warn(`reconcile failed: ${error instanceof Error ? error.message : String(error)}`));
+      const warn = (error: unknown): void => this.ctx.logger.warn(`reconcile failed: ${error instanceof Error ? error.message : String(error)}`);
+      void this.checkOwnNodes().catch(warn);
+      void this.check().catch(warn);
     }, this.minuteMs);
     this.timer.unref();
   }
