@@ -40,9 +40,16 @@ const SESSION_TIMEOUT_MS = 3000;
 const TICK_MS = 200;
 const DURATION_MS = Number(process.env.CHAOS_DURATION_MS ?? 60_000);
 
+/**
+ * The seeds run: a fixed list by default, so CI replays the same schedules of faults every time; `CHAOS_SEED=n`
+ * replays one, `CHAOS_SEED=random` draws one from the clock (and prints it).
+ */
+const FIXED_SEEDS = [262196, 345329];
+const SEEDS =
+  process.env.CHAOS_SEED === 'random' ? [Date.now() % 1_000_000] : process.env.CHAOS_SEED ? [Number(process.env.CHAOS_SEED)] : FIXED_SEEDS;
+
 describe('chaos', () => {
-  it('random SIGKILL, SIGTERM, ZooKeeper restarts and proxy cuts: never two live owners of an item at once, no started item lost', async () => {
-    const seed = Number(process.env.CHAOS_SEED ?? Date.now() % 1_000_000);
+  it.each(SEEDS)('seed %i: random SIGKILL, SIGTERM, ZooKeeper restarts and proxy cuts: never two live owners of an item at once, no started item lost', async (seed) => {
     const random = prng(seed);
     process.stdout.write(`chaos seed ${seed} (replay with CHAOS_SEED=${seed})\n`);
     const zk = await LocalZookeeper.start({ tickTimeMs: TICK_MS });
