@@ -330,31 +330,41 @@ describe('manual trigger', () => {
 
 // ------------------------------------------------------------------ stale markers of our own
 
-let ownRuns = 0;
+const ownRuns: Array<{ item: number; ip: string }> = [];
 @Injectable()
 class OwnMarkerJob {
-  @ShardedJob({ jobName: 'own-marker', cron: '* * * * * *', shardingTotalCount: 1 })
-  run(): void {
-    ownRuns++;
+  @ShardedJob({ jobName: 'own-marker', cron: '* * * * * *', shardingTotalCount: 2 })
+  run(context: ShardingContext): void {
+    ownRuns.push({ item: context.shardingItem, ip: context.taskId.split('@-@').at(-2)! });
   }
 }
 
 describe('a running marker of our own that outlived its run', () => {
-  it('(its removal failed on a connection loss) is removed at the next firing instead of blocking the item forever', async () => {
-    ownRuns = 0;
+  it('(its removal failed on a connection loss) is removed at our next firing, so the peer that now owns the item runs it', async () => {
+    // Two apps in one process, told apart by instance.ip. A's stale marker on an item of B's names a live
+    // instance (A), so B must leave the item alone until A, which knows the item is not running here, removes it.
+    ownRuns.length = 0;
     const namespace = uniqueNamespace('own-marker');
     const zk = await observer(namespace);
-    const app = await boot(namespace, [OwnMarkerJob]);
-    const me = app.get(ElasticJobRegistry).getJobStatus('own-marker').instanceId;
-    await eventually(() => ownRuns, (n) => n >= 1, 10_000, 'a first run');
-    // Leave a marker of ours between two firings, as a failed removal would.
+    const a = await boot(namespace, [OwnMarkerJob], { instance: { ip: '127.0.0.31' } });
+    const b = await boot(namespace, [OwnMarkerJob], { instance: { ip: '127.0.0.32' } });
+    const status = (app: TestingModule) => app.get(ElasticJobRegistry).getJobStatus('own-marker');
+    await eventually(() => [status(a).shardingItems.length, status(b).shardingItems.length], ([x, y]) => x === 1 && y === 1, 15_000, 'one item each');
+    const bItem = status(b).shardingItems[0]!;
+    const aId = status(a).instanceId;
+    // Leave a marker of A's on B's item between two firings, as a removal that failed on A would.
     await eventually(
-      () => zk.createWithParents('/own-marker/sharding/0/running', Buffer.from(me), 'PERSISTENT').then(() => true, () => false),
+      () => zk.createWithParents(`/own-marker/sharding/${bItem}/running`, Buffer.from(aId), 'PERSISTENT').then(() => true, () => false),
       (created) => created,
       10_000,
-      'a stale marker in place',
+      'a stale marker of A in place',
     );
-    const before = ownRuns;
-    await eventually(() => ownRuns, (n) => n >= before + 2, 10_000, 'the item running again');
+    // A learns whose marker it is as its leader reshards (it reads every marker then; peers' markers are
+    // otherwise cached unread), as it would know a marker it had written itself.
+    expect(status(a).isLeader).toBe(true);
+    await zk.createWithParents('/own-marker/leader/sharding/necessary', Buffer.alloc(0), 'PERSISTENT');
+    const placed = ownRuns.length;
+    await eventually(() => ownRuns.slice(placed).filter((run) => run.item === bItem && run.ip === '127.0.0.32').length, (n) => n >= 2, 10_000, "B running its item again");
+    expect((await zk.getData(`/own-marker/sharding/${bItem}/running`))?.data.toString()).not.toBe(aId);
   });
 });
