@@ -167,7 +167,8 @@ export class JobScheduler {
       this.ctx.registry.onStateChange((change) => {
         // Another instance may take our items over once the session is gone: tell the handlers.
         if (change.state === 'LOST') this.executor.abortAll('ZooKeeper session lost');
-        if (change.state === 'RECONNECTED' && this.state === 'REGISTERED') this.executor.catchUpAfterReconnect();
+        // Same session: go on at once. A new session: after re-registration (see tryReRegistration).
+        if (change.state === 'RECONNECTED' && !change.newSession && this.state === 'REGISTERED') this.executor.catchUpAfterReconnect();
       }),
     );
     if (!(await this.tryRegistration())) this.retryInBackground('registration', () => this.tryRegistration());
@@ -222,6 +223,8 @@ export class JobScheduler {
     if (this.state !== 'REGISTERED') return true;
     try {
       await this.withRetries('re-registration', async () => {
+        // The cache first: its watch back on this connection and the tree re-read (it started on RECONNECTED).
+        await this.ctx.storage.cache.start();
         // Our running markers first: once our instance node is replaced, peers look for items we were running.
         // What we ran on the old session was aborted with it, and must not be failed over on top of our new runs.
         await this.execution.clearOwnRunningInfo(this.configService.load().shardingTotalCount, { keepRunningHere: true });
@@ -239,6 +242,8 @@ export class JobScheduler {
     }
     this.setHealth('ok');
     this.ctx.logger.log(`re-registered on the new session (server ${SERVER_ENABLED.toLowerCase()}: ${this.servers.isEnableServer(this.ctx.ip)})`);
+    // Then the firing skipped while the session was gone, if any.
+    this.executor.catchUpAfterReconnect();
     return true;
   }
 

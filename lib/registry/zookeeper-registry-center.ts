@@ -158,7 +158,10 @@ export class ZookeeperRegistryCenter {
     return () => this.stateListeners.delete(listener);
   }
 
-  /** Runs after every new session but the first (the old one expired or was declared lost). */
+  /**
+   * Runs after every new session but the first (the old one expired or was declared lost), right after the
+   * RECONNECTED (new session) state event.
+   */
   onNewSession(callback: () => Promise<void> | void): () => void {
     this.newSessionCallbacks.add(callback);
     return () => this.newSessionCallbacks.delete(callback);
@@ -277,8 +280,12 @@ export class ZookeeperRegistryCenter {
     this.logger.log(`connected with a new session 0x${this.sessionId}; re-registering`);
     void this.ensureNamespace()
       .catch((error: unknown) => this.logger.warn(`could not ensure namespace root: ${String(error)}`))
-      .then(() => this.runNewSessionCallbacks())
-      .finally(() => this.emitState({ state: 'RECONNECTED', newSession: true }));
+      .then(() => {
+        // RECONNECTED first: caches put their watch back and re-read at once; the jobs' re-registration (the
+        // callbacks) waits for its cache, so it never plans from a cache that has no watch on this connection.
+        this.emitState({ state: 'RECONNECTED', newSession: true });
+        return this.runNewSessionCallbacks();
+      });
   }
 
   private async runNewSessionCallbacks(): Promise<void> {

@@ -101,10 +101,15 @@ describe('ZookeeperRegistryCenter on a real server', () => {
     const registry = await startRegistry({ serverLists: proxy.connectString });
     cleanups.push(() => registry.close());
     const states: ConnectionStateChange[] = [];
-    registry.onStateChange((s) => states.push(s));
+    const order: string[] = [];
+    registry.onStateChange((s) => {
+      states.push(s);
+      order.push(s.state);
+    });
     let reRegistered = 0;
     registry.onNewSession(async () => {
       reRegistered++;
+      order.push('new-session callback');
       await registry.createWithParents('/eph', Buffer.from('again'), 'EPHEMERAL');
     });
     await registry.createWithParents('/eph', Buffer.from('me'), 'EPHEMERAL');
@@ -123,6 +128,8 @@ describe('ZookeeperRegistryCenter on a real server', () => {
     expect(states.find((s) => s.state === 'RECONNECTED')?.newSession).toBe(true);
     expect(registry.getSessionId()).not.toBe(oldSession);
     expect(reRegistered).toBe(1);
+    // RECONNECTED first, so caches re-add their watch before anyone re-registers from them.
+    expect(order.slice(order.indexOf('LOST'))).toEqual(['LOST', 'RECONNECTED', 'new-session callback']);
     const eph = await registry.getData('/eph');
     expect(eph?.data.toString()).toBe('again');
     expect(eph?.stat.ephemeralOwner).toBe(registry.getSessionId());
