@@ -1,5 +1,6 @@
 import type { Socket } from 'node:net';
 import type { Client } from 'node-zookeeper-client';
+import { internals, type ConnectionManagerInternals } from './client-internals.js';
 
 /**
  * Two fixes to node-zookeeper-client's socket handling, which a 1000-job start-up profile showed costing about a
@@ -14,8 +15,8 @@ import type { Client } from 'node-zookeeper-client';
  * Both hook methods the client binds when it opens a socket, so they must be installed before connect().
  */
 export function streamlineClientIo(client: Client): void {
-  const manager = (client as unknown as { connectionManager?: ConnectionManagerIo }).connectionManager;
-  if (!manager || typeof manager.onSocketData !== 'function' || typeof manager.onSocketConnected !== 'function') return;
+  // Shape checked by assertClientShape before this is called.
+  const manager: ConnectionManagerIo = internals(client);
   const handleFrame = manager.onSocketData;
   const onConnected = manager.onSocketConnected;
   let framer: FrameReader | undefined;
@@ -34,11 +35,7 @@ export function streamlineClientIo(client: Client): void {
   };
 }
 
-interface ConnectionManagerIo {
-  socket?: Socket;
-  onSocketData(data: Buffer): void;
-  onSocketConnected(...args: unknown[]): void;
-}
+type ConnectionManagerIo = Pick<ConnectionManagerInternals, 'socket' | 'onSocketData' | 'onSocketConnected'>;
 
 /** ZooKeeper frames: a 4-byte big-endian length, then that many bytes. */
 export class FrameReader {

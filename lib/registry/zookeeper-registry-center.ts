@@ -5,7 +5,7 @@ import zookeeper from 'node-zookeeper-client';
 import type { ACL, Client, Event as ZkEvent, Exception as ZkException, Stat } from 'node-zookeeper-client';
 import { RegistryError } from '../errors/elastic-job.errors.js';
 import { streamlineClientIo } from './client-io.js';
-import { sendPing } from './client-internals.js';
+import { assertClientShape, connectedSocket, sendPing } from './client-internals.js';
 import { multiAcl, type MultiOp, sendMulti } from './multi-request.js';
 import { PERSISTENT_RECURSIVE, sendAddWatch, tapNotifications } from './persistent-watch.js';
 import { MAX_NODE_DATA_BYTES, multiBatches, multiOpBytes } from './request-limits.js';
@@ -174,7 +174,14 @@ export class ZookeeperRegistryCenter {
   async start(): Promise<boolean> {
     if (this.lifecycle !== 'LATENT') throw new RegistryError('ILLEGAL_STATE', undefined, `registry center cannot start from ${this.lifecycle}`);
     this.lifecycle = 'STARTED';
-    this.openClient();
+    try {
+      this.openClient();
+    } catch (error) {
+      // A client without what we rely on (assertClientShape): fail the start, loudly, rather than half-work.
+      this.lifecycle = 'CLOSED';
+      this.client?.close();
+      throw new RegistryError('UNSUPPORTED_CLIENT', undefined, error instanceof Error ? error.message : String(error), { cause: error });
+    }
     this.scheduleWatchdog(this.settings.sessionTimeoutMilliseconds);
     const connected = await this.waitForConnection(this.settings.connectionTimeoutMilliseconds);
     if (!connected) {
@@ -243,6 +250,7 @@ export class ZookeeperRegistryCenter {
       retries: 0,
     });
     this.client = client;
+    assertClientShape(client);
     streamlineClientIo(client);
     tapNotifications(client, (type, fullPath) => current() && this.dispatchPersistent(type, fullPath));
     if (this.settings.digest) client.addAuthInfo('digest', Buffer.from(this.settings.digest, 'utf8'));
@@ -259,7 +267,12 @@ export class ZookeeperRegistryCenter {
     this.lossTimer = undefined;
     this.connected = true;
     this.lastReceivedAt = this.lastSentAt = Date.now();
-    this.attachLivenessProbe(client);
+    try {
+      this.attachLivenessProbe(client);
+    } catch (error) {
+      // Never thrown into the client (it would crash the app): said loudly instead.
+      this.logger.error(`the liveness watchdog cannot watch this connection: ${error instanceof Error ? error.message : String(error)}`);
+    }
     // The server may grant less than we asked for: the watchdog runs on the negotiated timeout.
     this.scheduleWatchdog(client.getSessionTimeout());
     const firstOfGeneration = !this.generationConnected;
@@ -342,8 +355,8 @@ export class ZookeeperRegistryCenter {
 
   /** node-zookeeper-client has no read timeout; watch the socket for received bytes ourselves. */
   private attachLivenessProbe(client: Client): void {
-    const socket = (client as unknown as { connectionManager?: { socket?: Socket } }).connectionManager?.socket;
-    if (!socket || (socket as Socket & { __elasticJobProbe?: boolean }).__elasticJobProbe) return;
+    const socket = connectedSocket(client);
+    if ((socket as Socket & { __elasticJobProbe?: boolean }).__elasticJobProbe) return;
     (socket as Socket & { __elasticJobProbe?: boolean }).__elasticJobProbe = true;
     socket.on('data', () => {
       this.lastReceivedAt = Date.now();
@@ -370,8 +383,13 @@ export class ZookeeperRegistryCenter {
     if (!this.connected || !this.client) return;
     const now = Date.now();
     const timeout = this.client.getSessionTimeout();
-    const socket = (this.client as unknown as { connectionManager?: { socket?: Socket } }).connectionManager?.socket;
-    const written = socket?.bytesWritten ?? 0;
+    let socket: Socket;
+    try {
+      socket = connectedSocket(this.client);
+    } catch {
+      return; // said when the connection was made (onConnected)
+    }
+    const written = socket.bytesWritten;
     if (written !== this.lastBytesWritten) {
       this.lastBytesWritten = written;
       this.lastSentAt = now;
@@ -383,7 +401,7 @@ export class ZookeeperRegistryCenter {
     const limit = Math.floor((timeout * 2) / 3);
     if (silentFor <= limit) return;
     this.logger.warn(`nothing received from ZooKeeper for ${silentFor} ms (limit ${limit} ms): dropping the connection`);
-    socket?.destroy();
+    socket.destroy();
     this.onDisconnected();
   }
 

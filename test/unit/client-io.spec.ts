@@ -1,3 +1,5 @@
+import zookeeper from 'node-zookeeper-client';
+import { assertClientShape } from '../../lib/registry/client-internals.js';
 import { describe, expect, it } from 'vitest';
 import { FrameReader } from '../../lib/registry/client-io.js';
 
@@ -28,5 +30,17 @@ describe('FrameReader (ZooKeeper framing ahead of node-zookeeper-client)', () =>
     const reader = new FrameReader(undefined);
     const frames = [...reader.push(Buffer.concat([frame('xyz'), frame('q')]))];
     expect(frames.map((f) => f.toString('hex'))).toEqual([frame('xyz').toString('hex'), frame('q').toString('hex')]);
+  });
+});
+
+describe('the client shapes this library relies on', () => {
+  it('are all there on the pinned node-zookeeper-client, and a missing one is named', () => {
+    const client = zookeeper.createClient('127.0.0.1:1');
+    expect(() => assertClientShape(client)).not.toThrow();
+    const manager = (client as unknown as { connectionManager: Record<string, unknown> }).connectionManager;
+    manager.onSocketData = undefined;
+    manager.watcherManager = {};
+    // (never connected: nothing to close)
+    expect(() => assertClientShape(client)).toThrow(/connectionManager\.watcherManager\.emit\(\), connectionManager\.onSocketData\(\)\. Install the version pinned/);
   });
 });
