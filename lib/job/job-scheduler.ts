@@ -12,7 +12,7 @@ import { ReconcileService } from './reconcile/reconcile.service.js';
 import { JobExecutor, PREPARE_AHEAD_MS, type JobHandler } from './execution/job-executor.js';
 import { InstanceService } from './instance/instance.service.js';
 import type { JobContext } from './job-context.js';
-import { JobListeners } from './listener/job-listeners.js';
+import { ClusterChangeReactions } from './reaction/cluster-change-reactions.js';
 import { buildInstanceId, JobNodePath } from './paths.js';
 import { ServerService, SERVER_DISABLED, SERVER_ENABLED } from './server/server.service.js';
 import { ShardingService } from './sharding/sharding.service.js';
@@ -92,7 +92,7 @@ export class JobScheduler {
   private readonly failover: FailoverService;
   private readonly reconcile: ReconcileService;
   private readonly executor: JobExecutor;
-  private readonly listeners: JobListeners;
+  private readonly reactions: ClusterChangeReactions;
   private readonly trigger: CronTrigger;
   private state: SchedulerState = 'LATENT';
   private shutdownRecord: JobStatus['shutdown'];
@@ -132,7 +132,7 @@ export class JobScheduler {
     this.reconcile = new ReconcileService(this.ctx, this.configService, this.leader, this.sharding, () => this.checkOwnNodes(), settings.reconcileMinuteMs);
     this.executor = new JobExecutor(this.ctx, this.configService, this.sharding, this.execution, this.failover, definition.handler);
     this.trigger = new CronTrigger(definition.config.cron, definition.config.timeZone, (at) => this.executor.fire(at.getTime()), PREPARE_AHEAD_MS);
-    this.listeners = new JobListeners(this.ctx, this.configService, this.leader, this.servers, this.instances, this.sharding, this.failover, this.execution, {
+    this.reactions = new ClusterChangeReactions(this.ctx, this.configService, this.leader, this.servers, this.instances, this.sharding, this.failover, this.execution, {
       onScheduleChange: (config) => this.trigger.reschedule(config.cron, config.timeZone),
       onTrigger: () => this.executor.trigger(),
       onFailoverWaiting: () => this.executor.failoverIfNecessary(),
@@ -182,7 +182,7 @@ export class JobScheduler {
         // The cache first: the set-up is planned from it, and our own writes reach it without reads.
         await this.ctx.storage.cache.start();
         await this.configService.setUp();
-        this.listeners.start();
+        this.reactions.start();
         await this.leader.electLeader();
         await this.servers.persistOnline(!this.configService.load().disabled);
         await this.instances.persistOnline();
@@ -193,7 +193,7 @@ export class JobScheduler {
       });
     } catch (error) {
       // Half-registered is worse than absent: a leader that never fires would stall its peers.
-      this.listeners.stop();
+      this.reactions.stop();
       await this.leader.removeLeader().catch(() => undefined);
       await this.instances.removeInstance().catch(() => undefined);
       if (error instanceof JobConflictError || error instanceof JobConfigurationError) {
@@ -312,7 +312,7 @@ export class JobScheduler {
     this.reconcile.stop();
     for (const unsubscribe of this.unsubscribes.splice(0)) unsubscribe();
     await this.executor.stop(timeoutMs);
-    this.listeners.stop();
+    this.reactions.stop();
     if (wasRegistered && this.ctx.registry.isConnected()) {
       const steps: Array<[string, () => Promise<void>]> = [
         ['remove running markers', () => this.execution.clearOwnRunningInfo(this.configService.load().shardingTotalCount)],
@@ -365,7 +365,7 @@ export class JobScheduler {
     for (const [what, step] of steps) {
       await step().catch((error: unknown) => this.ctx.logger.warn(`operator shutdown: could not ${what}: ${error instanceof Error ? error.message : String(error)}`));
     }
-    this.listeners.stop();
+    this.reactions.stop();
     this.ctx.storage.cache.close();
   }
 

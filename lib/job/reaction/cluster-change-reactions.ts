@@ -10,7 +10,10 @@ import { SERVER_DISABLED, type ServerService } from '../server/server.service.js
 import type { ShardingService } from '../sharding/sharding.service.js';
 
 /**
- * ElasticJob's listener catalogue (EJ §4.3) over the job's TreeCache events:
+ * How this instance reacts to changes in the job's tree: ElasticJob's listener catalogue (its ListenerManager
+ * classes, `kernel/internal/{concern}/{Name}ListenerManager.java` in ElasticJob's source) over the job's TreeCache
+ * events.
+ * (Not the job listeners that run before and after a firing.)
  * - election: re-elect when `leader/election/instance` is deleted, or our server is enabled with no leader;
  *   abdicate when our server is disabled;
  * - sharding: flag resharding when instances join or leave, a server changes, `shardingTotalCount` changes, or
@@ -22,7 +25,7 @@ import type { ShardingService } from '../sharding/sharding.service.js';
  * - shutdown: `instances/{me}` deleted while our session lives → an operator's shutdown of the job here.
  * Reactions run concurrently (each is single-flight or idempotent) so that none waits behind another.
  */
-export class JobListeners {
+export class ClusterChangeReactions {
   private unsubscribe: (() => void) | undefined;
   private lastConfig: JobConfiguration;
 
