@@ -4,7 +4,7 @@ import { SHARDED_JOB_METADATA } from './elastic-job.constants.js';
 import { JobConfigurationError } from './errors/elastic-job.errors.js';
 import type { ShardingContext } from './interfaces/sharding-context.interface.js';
 import type { ShardedJobOptions } from './interfaces/sharded-job-options.interface.js';
-import { resolveJobConfiguration } from './job/config/job-configuration.validator.js';
+import { customPlugins, resolveJobConfiguration } from './job/config/job-configuration.validator.js';
 import type { JobDefinition } from './job/job-scheduler.js';
 
 /**
@@ -54,6 +54,7 @@ export class ElasticJobExplorer implements OnModuleInit {
         owners.set(config.jobName, owner);
         found.push({
           config,
+          plugins: customPlugins(options),
           owner,
           handler: (context: ShardingContext) => (method as (context: ShardingContext) => unknown).call(instance, context),
         });

@@ -2,6 +2,8 @@ import { Logger } from '@nestjs/common';
 import type { ZookeeperRegistryCenter } from '../registry/zookeeper-registry-center.js';
 import { CronTrigger } from '../schedule/cron-trigger.js';
 import { JobConfigurationError, JobConflictError } from '../errors/elastic-job.errors.js';
+import type { JobErrorHandler, JobShardingStrategy } from '../interfaces/sharded-job-options.interface.js';
+import { JobPlugins } from './plugins/job-plugins.js';
 import { backoffMs, delay } from '../util/deferred.js';
 import { ConfigService } from './config/config.service.js';
 import type { JobConfiguration } from './config/job-configuration.js';
@@ -21,6 +23,8 @@ import { JobNodeStorage } from './storage/job-node-storage.js';
 /** A discovered `@ShardedJob()` method, validated. */
 export interface JobDefinition {
   config: JobConfiguration;
+  /** The custom strategy and error handler objects its options gave, registered under their type names. */
+  plugins?: { strategy?: JobShardingStrategy; errorHandler?: JobErrorHandler };
   /** `ClassName.methodName`: stored in the job's root node for the conflict check. */
   owner: string;
   handler: JobHandler;
@@ -121,6 +125,7 @@ export class JobScheduler {
       instanceId: buildInstanceId(identity.ip, identity.pid),
       ip: identity.ip,
       waitTimeoutMs: settings.waitTimeoutMs,
+      plugins: new JobPlugins(logger, definition.plugins),
     };
     this.configService = new ConfigService(this.ctx, definition.config, definition.owner);
     this.servers = new ServerService(this.ctx);

@@ -4,6 +4,7 @@ import { ExecutionService } from '../../lib/job/execution/execution.service.js';
 import type { JobConfiguration } from '../../lib/job/config/job-configuration.js';
 import { InstanceService } from '../../lib/job/instance/instance.service.js';
 import type { JobContext } from '../../lib/job/job-context.js';
+import { JobPlugins } from '../../lib/job/plugins/job-plugins.js';
 import { JobNodePath } from '../../lib/job/paths.js';
 import { ServerService } from '../../lib/job/server/server.service.js';
 import { JobNodeStorage } from '../../lib/job/storage/job-node-storage.js';
@@ -27,7 +28,7 @@ async function contender(namespace: string, instanceId: string): Promise<{ execu
   cleanups.push(() => registry.close());
   const paths = new JobNodePath(JOB);
   const logger = new Logger(`test:${instanceId}`);
-  const ctx: JobContext = { jobName: JOB, paths, registry, logger, storage: new JobNodeStorage(registry, paths, logger), instanceId, ip: instanceId.split('@-@')[0]!, waitTimeoutMs: 5000 };
+  const ctx: JobContext = { jobName: JOB, paths, registry, logger, storage: new JobNodeStorage(registry, paths, logger), instanceId, ip: instanceId.split('@-@')[0]!, waitTimeoutMs: 5000, plugins: new JobPlugins(logger) };
   await ctx.storage.cache.start();
   cleanups.push(() => ctx.storage.cache.close());
   await registry.createWithParents(paths.instance(instanceId), Buffer.from(`jobInstanceId: ${instanceId}\n`), 'EPHEMERAL');

@@ -2,10 +2,8 @@ import { JobConfigurationError, JobConflictError } from '../../errors/elastic-jo
 import type { ShardedJobOptions } from '../../interfaces/sharded-job-options.interface.js';
 import type { TransactionOp } from '../../registry/registry.types.js';
 import { registryErrorCode } from '../../registry/zookeeper-registry-center.js';
-import { BUILT_IN_SHARDING_STRATEGIES } from '../sharding/strategies/sharding-strategies.js';
-import { BUILT_IN_ERROR_HANDLER_TYPES } from '../execution/job-error-handlers.js';
 import type { JobContext } from '../job-context.js';
-import { typeName, type JobConfiguration } from './job-configuration.js';
+import type { JobConfiguration } from './job-configuration.js';
 import { resolveJobConfiguration } from './job-configuration.validator.js';
 import { fromConfigYaml, StoredConfigProblem, toConfigYaml, type StoredJobConfiguration } from './job-configuration.yaml.js';
 
@@ -107,41 +105,38 @@ export class ConfigService {
     return config;
   }
 
-  /** The stored configuration over the local one, validated as `@ShardedJob()` options are; throws StoredConfigProblem. */
+  /**
+   * The stored configuration over the local one, validated as `@ShardedJob()` options are (its strategy and error
+   * handler must be names this job can resolve: built in, or its own custom ones); throws StoredConfigProblem.
+   */
   private adopt(stored: StoredJobConfiguration): JobConfiguration {
-    const strategy = this.pluginByName('jobShardingStrategyType', stored.jobShardingStrategyType, this.local.jobShardingStrategyType, Object.keys(BUILT_IN_SHARDING_STRATEGIES));
-    const handler = this.pluginByName('jobErrorHandlerType', stored.jobErrorHandlerType, this.local.jobErrorHandlerType, BUILT_IN_ERROR_HANDLER_TYPES);
     if (stored.cron === undefined) throw new StoredConfigProblem('cron', 'is missing');
     try {
-      return resolveJobConfiguration({
-        jobName: this.local.jobName,
-        cron: stored.cron,
-        timeZone: stored.timeZone,
-        shardingTotalCount: stored.shardingTotalCount,
-        shardingItemParameters: stored.shardingItemParameters,
-        jobParameter: stored.jobParameter,
-        monitorExecution: stored.monitorExecution,
-        failover: stored.failover,
-        misfire: stored.misfire,
-        maxTimeDiffSeconds: stored.maxTimeDiffSeconds,
-        reconcileIntervalMinutes: stored.reconcileIntervalMinutes,
-        jobShardingStrategyType: strategy as ShardedJobOptions['jobShardingStrategyType'],
-        jobErrorHandlerType: handler as ShardedJobOptions['jobErrorHandlerType'],
-        description: stored.description,
-        disabled: stored.disabled,
-        overwrite: this.local.overwrite,
-        staticSharding: stored.staticSharding,
-      });
+      return resolveJobConfiguration(
+        {
+          jobName: this.local.jobName,
+          cron: stored.cron,
+          timeZone: stored.timeZone,
+          shardingTotalCount: stored.shardingTotalCount,
+          shardingItemParameters: stored.shardingItemParameters,
+          jobParameter: stored.jobParameter,
+          monitorExecution: stored.monitorExecution,
+          failover: stored.failover,
+          misfire: stored.misfire,
+          maxTimeDiffSeconds: stored.maxTimeDiffSeconds,
+          reconcileIntervalMinutes: stored.reconcileIntervalMinutes,
+          jobShardingStrategyType: (stored.jobShardingStrategyType ?? this.local.jobShardingStrategyType) as ShardedJobOptions['jobShardingStrategyType'],
+          jobErrorHandlerType: (stored.jobErrorHandlerType ?? this.local.jobErrorHandlerType) as ShardedJobOptions['jobErrorHandlerType'],
+          description: stored.description,
+          disabled: stored.disabled,
+          overwrite: this.local.overwrite,
+          staticSharding: stored.staticSharding,
+        },
+        this.ctx.plugins.names(),
+      );
     } catch (error) {
       if (error instanceof JobConfigurationError) throw new StoredConfigProblem(error.field, error.detail);
       throw error;
     }
-  }
-
-  /** A plugin named in the config node: built in, or the local custom one of that name. */
-  private pluginByName<T extends { readonly type: string }>(field: string, stored: string | undefined, local: string | T, builtIn: readonly string[]): string | T {
-    if (stored === undefined || stored === typeName(local)) return local;
-    if (builtIn.includes(stored)) return stored;
-    throw new StoredConfigProblem(field, `names '${stored}', which is neither built in (${builtIn.join(', ')}) nor this app's custom one`);
   }
 }

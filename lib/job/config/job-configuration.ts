@@ -1,10 +1,4 @@
-import type {
-  ErrorHandlerType,
-  JobErrorHandler,
-  JobShardingStrategy,
-  ShardedJobOptions,
-  ShardingStrategyType,
-} from '../../interfaces/sharded-job-options.interface.js';
+import type { ShardedJobOptions } from '../../interfaces/sharded-job-options.interface.js';
 
 /** A job's configuration with every default applied: what runs, and what the config node holds. */
 export interface JobConfiguration {
@@ -20,8 +14,10 @@ export interface JobConfiguration {
   misfire: boolean;
   maxTimeDiffSeconds: number;
   reconcileIntervalMinutes: number;
-  jobShardingStrategyType: ShardingStrategyType | JobShardingStrategy;
-  jobErrorHandlerType: ErrorHandlerType | JobErrorHandler;
+  /** A type name, resolved through the job's JobPlugins (built-in or the job's custom strategy). */
+  jobShardingStrategyType: string;
+  /** A type name, resolved through the job's JobPlugins (built-in or the job's custom handler). */
+  jobErrorHandlerType: string;
   description: string;
   disabled: boolean;
   overwrite: boolean;

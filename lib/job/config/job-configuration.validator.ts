@@ -1,12 +1,24 @@
 import { JobConfigurationError } from '../../errors/elastic-job.errors.js';
-import type { ShardedJobOptions } from '../../interfaces/sharded-job-options.interface.js';
+import type { JobErrorHandler, JobShardingStrategy, ShardedJobOptions } from '../../interfaces/sharded-job-options.interface.js';
 import { nodeNameProblem } from '../../registry/zookeeper-names.js';
 import { MAX_NODE_DATA_BYTES } from '../../registry/request-limits.js';
 import { normalizeCron, validateCron, validateTimeZone } from '../../schedule/cron-expression.js';
 import { BUILT_IN_SHARDING_STRATEGIES } from '../sharding/strategies/sharding-strategies.js';
 import { formatShardingItemParameters, parseShardingItemParameters } from '../sharding/sharding-item-parameters.js';
 import { BUILT_IN_ERROR_HANDLER_TYPES } from '../execution/job-error-handlers.js';
-import { JOB_DEFAULTS, type JobConfiguration } from './job-configuration.js';
+import { JOB_DEFAULTS, typeName, type JobConfiguration } from './job-configuration.js';
+
+const BUILT_IN_NAMES = { strategies: Object.keys(BUILT_IN_SHARDING_STRATEGIES), errorHandlers: BUILT_IN_ERROR_HANDLER_TYPES };
+
+/** The custom strategy and error handler objects of `@ShardedJob()` options (validated by resolveJobConfiguration). */
+export function customPlugins(options: ShardedJobOptions): { strategy?: JobShardingStrategy; errorHandler?: JobErrorHandler } {
+  const strategy = options.jobShardingStrategyType;
+  const handler = options.jobErrorHandlerType;
+  return {
+    ...(typeof strategy === 'object' && strategy !== null ? { strategy } : {}),
+    ...(typeof handler === 'object' && handler !== null ? { errorHandler: handler } : {}),
+  };
+}
 
 /**
  * The most sharding items one job may have. Measured (README, Guarantees): 10000 items shard in about 6 s and
@@ -38,7 +50,11 @@ function checkInteger(options: ShardedJobOptions, field: keyof ShardedJobOptions
  * Validates `@ShardedJob()` options and applies ElasticJob's defaults. Throws `JobConfigurationError` naming the
  * job and the field. Pure: touches nothing outside.
  */
-export function resolveJobConfiguration(options: ShardedJobOptions): JobConfiguration {
+export function resolveJobConfiguration(
+  options: ShardedJobOptions,
+  /** Type names a string may name; default the built-ins (a config node may also name the job's custom ones). */
+  known: { strategies: readonly string[]; errorHandlers: readonly string[] } = BUILT_IN_NAMES,
+): JobConfiguration {
   if (typeof options !== 'object' || options === null) fail(undefined, 'options', '@ShardedJob() needs an options object');
   const { jobName } = options;
   if (typeof jobName !== 'string' || jobName.trim() === '') fail(undefined, 'jobName', 'is required: a non-empty string, unique in the namespace');
@@ -76,8 +92,8 @@ export function resolveJobConfiguration(options: ShardedJobOptions): JobConfigur
 
   const strategy = options.jobShardingStrategyType ?? JOB_DEFAULTS.jobShardingStrategyType;
   if (typeof strategy === 'string') {
-    if (!(strategy in BUILT_IN_SHARDING_STRATEGIES)) {
-      fail(jobName, 'jobShardingStrategyType', `unknown strategy '${strategy}'; use ${Object.keys(BUILT_IN_SHARDING_STRATEGIES).join(', ')} or an object implementing JobShardingStrategy`);
+    if (!known.strategies.includes(strategy)) {
+      fail(jobName, 'jobShardingStrategyType', `unknown strategy '${strategy}'; use ${known.strategies.join(', ')} or an object implementing JobShardingStrategy`);
     }
   } else if (typeof strategy !== 'object' || strategy === null || typeof strategy.sharding !== 'function' || typeof strategy.type !== 'string' || strategy.type === '') {
     fail(jobName, 'jobShardingStrategyType', 'a custom strategy must be an object with a non-empty `type` and a `sharding(instances, jobName, total)` method');
@@ -85,7 +101,7 @@ export function resolveJobConfiguration(options: ShardedJobOptions): JobConfigur
 
   const handler = options.jobErrorHandlerType ?? JOB_DEFAULTS.jobErrorHandlerType;
   if (typeof handler === 'string') {
-    if (!BUILT_IN_ERROR_HANDLER_TYPES.includes(handler)) fail(jobName, 'jobErrorHandlerType', `unknown error handler '${handler}'; use ${BUILT_IN_ERROR_HANDLER_TYPES.join(', ')} or an object implementing JobErrorHandler`);
+    if (!known.errorHandlers.includes(handler)) fail(jobName, 'jobErrorHandlerType', `unknown error handler '${handler}'; use ${known.errorHandlers.join(', ')} or an object implementing JobErrorHandler`);
   } else if (typeof handler !== 'object' || handler === null || typeof handler.handleException !== 'function' || typeof handler.type !== 'string' || handler.type === '') {
     fail(jobName, 'jobErrorHandlerType', 'a custom handler must be an object with a non-empty `type` and a `handleException(jobName, error, context)` method');
   }
@@ -110,8 +126,8 @@ export function resolveJobConfiguration(options: ShardedJobOptions): JobConfigur
     misfire: options.misfire ?? JOB_DEFAULTS.misfire,
     maxTimeDiffSeconds: options.maxTimeDiffSeconds ?? JOB_DEFAULTS.maxTimeDiffSeconds,
     reconcileIntervalMinutes: options.reconcileIntervalMinutes ?? JOB_DEFAULTS.reconcileIntervalMinutes,
-    jobShardingStrategyType: strategy,
-    jobErrorHandlerType: handler,
+    jobShardingStrategyType: typeName(strategy),
+    jobErrorHandlerType: typeName(handler),
     description: options.description ?? JOB_DEFAULTS.description,
     disabled: options.disabled ?? JOB_DEFAULTS.disabled,
     overwrite: options.overwrite ?? JOB_DEFAULTS.overwrite,

@@ -1,5 +1,5 @@
 import { parseDocument, stringify } from 'yaml';
-import { typeName, type JobConfiguration } from './job-configuration.js';
+import type { JobConfiguration } from './job-configuration.js';
 
 /**
  * The config node's YAML, as ElasticJob writes it (EJ §1.4): keys in alphabetical order, nulls omitted, every
@@ -11,10 +11,10 @@ export function toConfigYaml(config: JobConfiguration): string {
     description: config.description,
     disabled: config.disabled,
     failover: config.failover,
-    jobErrorHandlerType: typeName(config.jobErrorHandlerType),
+    jobErrorHandlerType: config.jobErrorHandlerType,
     jobName: config.jobName,
     jobParameter: config.jobParameter,
-    jobShardingStrategyType: typeName(config.jobShardingStrategyType),
+    jobShardingStrategyType: config.jobShardingStrategyType,
     maxTimeDiffSeconds: config.maxTimeDiffSeconds,
     misfire: config.misfire,
     monitorExecution: config.monitorExecution,

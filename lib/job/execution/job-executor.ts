@@ -8,7 +8,6 @@ import { parseShardingItemParameters } from '../sharding/sharding-item-parameter
 import type { ShardingService } from '../sharding/sharding.service.js';
 import type { FailoverService } from '../failover/failover.service.js';
 import type { ExecutionService } from './execution.service.js';
-import { builtInErrorHandler } from './job-error-handlers.js';
 
 export type JobHandler = (context: ShardingContext) => unknown;
 
@@ -274,8 +273,8 @@ export class JobExecutor {
     }
   }
 
+  /** The configured handler by name; a name this job cannot resolve (never after validation) logs, as LOG does. */
   private errorHandler(config: JobConfiguration): JobErrorHandler {
-    const type = config.jobErrorHandlerType;
-    return typeof type === 'string' ? builtInErrorHandler(type, this.ctx.logger) : type;
+    return this.ctx.plugins.errorHandler(config.jobErrorHandlerType) ?? this.ctx.plugins.errorHandler('LOG')!;
   }
 }

@@ -1,4 +1,4 @@
-import type { JobInstance, JobShardingStrategy } from '../../interfaces/sharded-job-options.interface.js';
+import type { JobInstance } from '../../interfaces/sharded-job-options.interface.js';
 import type { TransactionOp } from '../../registry/registry.types.js';
 import { mapBounded } from '../../registry/request-limits.js';
 import type { JobConfiguration } from '../config/job-configuration.js';
@@ -8,12 +8,8 @@ import type { JobContext } from '../job-context.js';
 import { everyItem } from '../paths.js';
 import type { ServerService } from '../server/server.service.js';
 import type { ExecutionService } from '../execution/execution.service.js';
-import { AVG_ALLOCATION, BUILT_IN_SHARDING_STRATEGIES } from './strategies/sharding-strategies.js';
+import { AVG_ALLOCATION } from './strategies/sharding-strategies.js';
 
-export function resolveStrategy(config: JobConfiguration): JobShardingStrategy {
-  const type = config.jobShardingStrategyType;
-  return typeof type === 'string' ? BUILT_IN_SHARDING_STRATEGIES[type] : type;
-}
 
 /** Checks a strategy's answer: every item in [0, total) exactly once, only to given instances. */
 export function validateShardingResult(result: Map<string, number[]>, instances: readonly JobInstance[], total: number): string | undefined {
@@ -116,10 +112,11 @@ export class ShardingService {
     await storage.persistEphemeral(paths.shardingProcessing, '');
     try {
       const instances = this.instances.getAvailableJobInstances();
-      let result = resolveStrategy(config).sharding(instances, this.ctx.jobName, total);
+      const strategy = this.ctx.plugins.strategy(config.jobShardingStrategyType) ?? AVG_ALLOCATION;
+      let result = strategy.sharding(instances, this.ctx.jobName, total);
       const problem = validateShardingResult(result, instances, total);
       if (problem) {
-        logger.error(`sharding strategy '${resolveStrategy(config).type}' ${problem}; using AVG_ALLOCATION this time`);
+        logger.error(`sharding strategy '${strategy.type}' ${problem}; using AVG_ALLOCATION this time`);
         result = AVG_ALLOCATION.sharding(instances, this.ctx.jobName, total);
       }
       const assign: TransactionOp[] = [];

@@ -1,0 +1,33 @@
+import type { Logger } from '@nestjs/common';
+import type { JobErrorHandler, JobShardingStrategy } from '../../interfaces/sharded-job-options.interface.js';
+import { BUILT_IN_ERROR_HANDLER_TYPES, builtInErrorHandler } from '../execution/job-error-handlers.js';
+import { BUILT_IN_SHARDING_STRATEGIES } from '../sharding/strategies/sharding-strategies.js';
+
+/**
+ * The sharding strategies and error handlers one job can use, found by type name as ElasticJob finds its SPI
+ * implementations: the built-ins under ElasticJob's names, then the job's own custom ones under their `type`. The
+ * job's configuration (and its config node) holds only the names.
+ */
+export class JobPlugins {
+  private readonly strategies = new Map<string, JobShardingStrategy>(Object.entries(BUILT_IN_SHARDING_STRATEGIES));
+  private readonly errorHandlers = new Map<string, JobErrorHandler>();
+
+  constructor(logger: Logger, custom: { strategy?: JobShardingStrategy; errorHandler?: JobErrorHandler } = {}) {
+    for (const type of BUILT_IN_ERROR_HANDLER_TYPES) this.errorHandlers.set(type, builtInErrorHandler(type, logger));
+    if (custom.strategy) this.strategies.set(custom.strategy.type, custom.strategy);
+    if (custom.errorHandler) this.errorHandlers.set(custom.errorHandler.type, custom.errorHandler);
+  }
+
+  strategy(type: string): JobShardingStrategy | undefined {
+    return this.strategies.get(type);
+  }
+
+  errorHandler(type: string): JobErrorHandler | undefined {
+    return this.errorHandlers.get(type);
+  }
+
+  /** Names this job can resolve, for validating a configuration that names them. */
+  names(): { strategies: string[]; errorHandlers: string[] } {
+    return { strategies: [...this.strategies.keys()], errorHandlers: [...this.errorHandlers.keys()] };
+  }
+}
