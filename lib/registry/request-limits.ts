@@ -5,9 +5,9 @@ import type { TransactionOp } from './registry.types.js';
  * Administrator's Guide, "Unsafe Options") by dropping the connection, and node-zookeeper-client then reports a
  * plain connection loss. Nothing we send may come near it (README, "Guarantees": the item maximum).
  */
-export const ZOOKEEPER_MAX_REQUEST_BYTES = 0xfffff;
-/** The most a node's data may hold here: the limit less room for the path, the ACL and the headers. */
-export const MAX_NODE_DATA_BYTES = 1_000_000;
+const ZOOKEEPER_MAX_REQUEST_BYTES = 0xfffff;
+/** The most a node's data (or a multi request) may hold here: the limit less 48 KB for paths, ACLs and headers. */
+export const MAX_NODE_DATA_BYTES = ZOOKEEPER_MAX_REQUEST_BYTES - 48 * 1024;
 /**
  * A `multi` is cut into requests of at most this many bytes and ops: far below the limit (the server keeps a
  * multi in memory whole, and answers it whole), and about what ZooKeeper's own `ZKUtil.deleteRecursive` batches.
