@@ -1,7 +1,7 @@
 import { defineConfig } from 'vitest/config';
 
 export default defineConfig({
-  // Nest's DI needs decorator metadata; vite 8's oxc transform emits it only when asked (reference/nest-and-peers.md §A3).
+  // Nest's DI needs decorator metadata; vite 8's oxc transform emits it only when asked (docs/reference/nest-and-peers.md §A3).
   oxc: { decorator: { legacy: true, emitDecoratorMetadata: true } },
   test: {
     include: ['test/**/*.spec.ts'],

@@ -82,7 +82,7 @@ export interface JobHealth {
 }
 
 /**
- * The life of one job on this instance (ElasticJob's JobScheduler + SetUpFacade + SchedulerFacade, SPEC §3):
+ * The life of one job on this instance (ElasticJob's JobScheduler + SetUpFacade + SchedulerFacade, docs/SPEC.md §3):
  * registration, the cron trigger, re-registration on a new session, and graceful shutdown.
  */
 export class JobScheduler {
@@ -304,7 +304,7 @@ export class JobScheduler {
   }
 
   /**
-   * SPEC §3 shutdown: stop the trigger; wait for running items (then abort their signal); remove our running
+   * docs/SPEC.md §3 shutdown: stop the trigger; wait for running items (then abort their signal); remove our running
    * markers; if leader delete the leader node (a peer takes over at once); delete our instance node.
    */
   async shutdown(timeoutMs: number): Promise<void> {

@@ -2,7 +2,7 @@ import type { NodeShape } from '../registry/tree-cache.js';
 import { INSTANCE_DELIMITER } from '../elastic-job.constants.js';
 
 /**
- * Every ZooKeeper path of one job, namespace-relative (`/{jobName}/...`), ElasticJob-Lite 3.x layout (SPEC §2).
+ * Every ZooKeeper path of one job, namespace-relative (`/{jobName}/...`), ElasticJob-Lite 3.x layout (docs/SPEC.md §2).
  * The one place that knows the layout.
  */
 export class JobNodePath {

@@ -5,7 +5,7 @@ import type { Client } from 'node-zookeeper-client';
 /**
  * The slice of node-zookeeper-client's internals this library reaches into (persistent watches, lean multi
  * requests): its connection manager's request queue and watcher manager, and its jute request classes. The
- * client is unmaintained and its version pinned in package.json (reference/zookeeper.md §3), so these do not
+ * client is unmaintained and its version pinned in package.json (docs/reference/zookeeper.md §3), so these do not
  * move under us; an unexpected shape is reported instead of failing later.
  */
 

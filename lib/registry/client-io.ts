@@ -4,7 +4,7 @@ import { internals, type ConnectionManagerInternals } from './client-internals.j
 
 /**
  * Two fixes to node-zookeeper-client's socket handling, which a 1000-job start-up profile showed costing about a
- * fifth of the process's CPU (reference/zookeeper.md §3: the client is unmaintained, its version is pinned):
+ * fifth of the process's CPU (docs/reference/zookeeper.md §3: the client is unmaintained, its version is pinned):
  *
  * - Reading: on every answer in a chunk the client copies the rest of the chunk into a new buffer (it re-enters
  *   its handler with `concat(rest, empty)`), quadratic in the number of answers per chunk. Here the chunks are

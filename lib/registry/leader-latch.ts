@@ -22,7 +22,7 @@ export function sortLatchChildren(children: string[]): string[] {
 }
 
 /**
- * Apache Curator's LeaderLatch, wire-compatible (reference/zookeeper.md §1): a Java Curator participant and this
+ * Apache Curator's LeaderLatch, wire-compatible (docs/reference/zookeeper.md §1): a Java Curator participant and this
  * one can share a latch path. Participants are protected EPHEMERAL_SEQUENTIAL children `_c_{uuid}-latch-{seq}`
  * holding the id as UTF-8 bytes; the lowest sequence leads; everyone else watches only its predecessor, with
  * getData (no watch is left behind on a node that is already gone). Leadership at index 0 is confirmed by

@@ -3,8 +3,8 @@ import { internals, jute, type JuteRecord, type RawWatcherEvent } from './client
 
 /**
  * ZooKeeper 3.6+ persistent recursive watches (`addWatch`, opcode 106) for node-zookeeper-client, which has no
- * API for them (reference/zookeeper.md §2.4, §2.5). Without them every watch event costs a read to re-arm the
- * watch, and a steady-state firing would read from ZooKeeper (SPEC §4.8 says it must not).
+ * API for them (docs/reference/zookeeper.md §2.4, §2.5). Without them every watch event costs a read to re-arm the
+ * watch, and a steady-state firing would read from ZooKeeper (docs/SPEC.md §4.8 says it must not).
  *
  * Two small, contained reaches into the client's internals (version pinned in package.json; the project is
  * unmaintained, so they will not move under us):

@@ -1,4 +1,4 @@
-/** Connection states, Curator's model (reference/zookeeper.md §1.5, §3.5). */
+/** Connection states, Curator's model (docs/reference/zookeeper.md §1.5, §3.5). */
 export type ConnectionState = 'CONNECTED' | 'SUSPENDED' | 'RECONNECTED' | 'LOST';
 
 export interface ConnectionStateChange {

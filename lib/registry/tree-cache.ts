@@ -50,7 +50,7 @@ type Lifecycle = 'LATENT' | 'STARTED' | 'CLOSED';
  * ZooKeeper sent them: NODE_DELETED removes, NODE_CREATED and NODE_DATA_CHANGED read the node's data, except
  * - for directories whose data nothing reads (they are added as they are announced), and
  * - for nodes this process has just created itself (write-through: we know their data, version 0).
- * So a steady-state firing, whose only writes are our own markers, reads nothing from ZooKeeper (SPEC §4.8).
+ * So a steady-state firing, whose only writes are our own markers, reads nothing from ZooKeeper (docs/SPEC.md §4.8).
  *
  * Reads set off by events run concurrently, and their results are applied in event order; a read answer older
  * than what is cached (by mzxid) is dropped. Listeners get ADDED / UPDATED / DELETED per node.

@@ -74,7 +74,7 @@ export function registryErrorCode(error: unknown): string | undefined {
 /**
  * One ZooKeeper session per process, shared by every job, over `node-zookeeper-client`.
  *
- * What it adds to the client (reference/zookeeper.md §3.5):
+ * What it adds to the client (docs/reference/zookeeper.md §3.5):
  * - Curator's connection states: CONNECTED, SUSPENDED, RECONNECTED (same or new session), LOST;
  * - a client-side session-loss timer: SUSPENDED for a whole negotiated session timeout means LOST, since the
  *   client only learns of expiry after it reconnects;
@@ -649,7 +649,7 @@ export class ZookeeperRegistryCenter {
   }
 
   /**
-   * Curator's protected-mode EPHEMERAL_SEQUENTIAL create (reference/zookeeper.md §1.7): the name carries
+   * Curator's protected-mode EPHEMERAL_SEQUENTIAL create (docs/reference/zookeeper.md §1.7): the name carries
    * `_c_{uuid}-`, so after a connection loss we find our node instead of creating a second one, and a node
    * left by a dead session is deleted, never adopted. Missing parents are created (a Curator peer makes them
    * containers, which the server may reap between our calls).

@@ -36,7 +36,7 @@ export async function eventually<T>(probe: () => Promise<T> | T, accept: (value:
   throw new Error(`timed out after ${timeoutMs} ms waiting for ${label}; last value: ${JSON.stringify(last)}`);
 }
 
-/** Ends a session from outside with its id and password (reference/zookeeper.md §4.4); use with the victim cut off. */
+/** Ends a session from outside with its id and password (docs/reference/zookeeper.md §4.4); use with the victim cut off. */
 export async function killSession(credentials: { sessionId: Buffer; sessionPassword: Buffer }, connect = zkConnect()): Promise<void> {
   const killer = zookeeper.createClient(connect, { sessionTimeout: 4000, ...credentials } as never);
   await new Promise<void>((resolve) => {

@@ -22,7 +22,7 @@ describe('Java semantics', () => {
   });
 });
 
-// Golden vectors of reference/elasticjob.md §3.
+// Golden vectors of docs/reference/elasticjob.md §3.
 describe('golden vectors', () => {
   const avg8 = { '.3': [0, 1, 6], '.2': [2, 3, 7], '.1': [4, 5] };
   it.each([

@@ -24,7 +24,7 @@ export interface JobConfiguration {
   staticSharding: boolean;
 }
 
-/** ElasticJob's JobConfiguration builder defaults (EJ §2.1). */
+/** ElasticJob's JobConfiguration builder defaults (docs/reference/elasticjob.md §2.1). */
 export const JOB_DEFAULTS = {
   jobParameter: '',
   monitorExecution: true,

@@ -2,7 +2,7 @@ import { parseDocument, stringify } from 'yaml';
 import type { JobConfiguration } from './job-configuration.js';
 
 /**
- * The config node's YAML, as ElasticJob writes it (EJ §1.4): keys in alphabetical order, nulls omitted, every
+ * The config node's YAML, as ElasticJob writes it (docs/reference/elasticjob.md §1.4): keys in alphabetical order, nulls omitted, every
  * boolean written (a Java reader takes a missing boolean as false).
  */
 export function toConfigYaml(config: JobConfiguration): string {

@@ -113,7 +113,7 @@ export class ExecutionService {
     } else if (owner !== instanceId && (await registry.exists(paths.instance(owner))) !== undefined) {
       return undefined;
     }
-    // Left by an instance that is gone (EJ §8 #49, #467, #1754): take it over unless it changes meanwhile.
+    // Left by an instance that is gone (docs/reference/elasticjob.md §8 #49, #467, #1754): take it over unless it changes meanwhile.
     return { op: 'setData', path, data: Buffer.from(instanceId, 'utf8'), version: marker.stat.version };
   }
 

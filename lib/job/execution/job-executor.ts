@@ -20,7 +20,7 @@ function describeFailure(error: unknown): string {
 }
 
 /**
- * One firing of one job on this instance (ElasticJob's ElasticJobExecutor, EJ §5.1):
+ * One firing of one job on this instance (ElasticJob's ElasticJobExecutor, docs/reference/elasticjob.md §5.1):
  * suspended → skip and remember the misfire; reshard if necessary; take my items minus disabled; if any still
  * runs, flag misfire and skip; write running markers; run every item concurrently; remove the markers; then
  * run the misfired items once.

@@ -5,7 +5,7 @@ import type { ServerService } from '../server/server.service.js';
 import { everyItem, serverIpOfInstance } from '../paths.js';
 
 /**
- * Failover (ElasticJob's FailoverService, EJ §5.6): when an instance dies while running items, every peer flags
+ * Failover (ElasticJob's FailoverService, docs/reference/elasticjob.md §5.6): when an instance dies while running items, every peer flags
  * exactly those items under `leader/failover/items`; an idle peer claims one item at a time under the latch
  * `leader/failover/latch` (writing `sharding/{i}/failover`, ephemeral, and `sharding/{i}/failovering`,
  * persistent, both with its id) and runs it at once. The owner's later firings skip items taken over; completion

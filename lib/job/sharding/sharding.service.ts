@@ -29,7 +29,7 @@ export function validateShardingResult(result: Map<string, number[]>, instances:
 /**
  * Sharding (ElasticJob's ShardingService): only the leader shards, lazily at the next firing after the
  * `leader/sharding/necessary` flag is set, and writes the result in one transaction. Followers wait for it,
- * event-driven and bounded (ElasticJob polls every 100 ms without bound, EJ §8 #2395).
+ * event-driven and bounded (ElasticJob polls every 100 ms without bound, docs/reference/elasticjob.md §8 #2395).
  */
 export class ShardingService {
   constructor(

@@ -249,7 +249,7 @@ export class JobNodeStorage {
 
   /**
    * ElasticJob's executeInLeader: run `callback` while holding a Curator-compatible latch at `latchPath`,
-   * bounded by `timeoutMs` (ElasticJob waits forever, EJ §8). Returns false when the latch was not acquired.
+   * bounded by `timeoutMs` (ElasticJob waits forever, docs/reference/elasticjob.md §8). Returns false when the latch was not acquired.
    */
   async executeInLeader(latchPath: string, timeoutMs: number, callback: () => Promise<void>): Promise<boolean> {
     const latch = new LeaderLatch(this.registry, latchPath, '', `ElasticJob:${this.paths.jobName}`);
