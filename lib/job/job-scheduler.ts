@@ -348,7 +348,8 @@ export class JobScheduler {
       await this.instances.persistOnline();
       return;
     }
-    await this.stopByOperator(`${node} was deleted while this instance's session lives`);
+    // The listener and the reconcile may both have looked: stop once.
+    if (this.state === 'REGISTERED') await this.stopByOperator(`${node} was deleted while this instance's session lives`);
   }
 
   /** ElasticJob's remote shutdown, cleaned up as its own shutdown is (ElasticJob leaks listeners here: #2437). */
