@@ -7,7 +7,12 @@ import { mkdirSync, writeFileSync } from 'node:fs';
 import { cpus, totalmem } from 'node:os';
 import { ZookeeperRegistryCenter } from '../lib/registry/zookeeper-registry-center.js';
 import type { WatchEvent } from '../lib/registry/registry.types.js';
-import { CURATOR_RECIPES_JAR, fourLetterWord, LocalZookeeper, ZOOKEEPER_JAR } from '../tools/zookeeper/local-zookeeper.js';
+import {
+  CURATOR_RECIPES_JAR,
+  fourLetterWord,
+  LocalZookeeper,
+  ZOOKEEPER_JAR,
+} from '../tools/zookeeper/local-zookeeper.js';
 import { ClusterInstance } from '../test/support/cluster.js';
 import { MAX_SHARDING_TOTAL_COUNT } from '../lib/job/config/job-configuration.validator.js';
 import { LineProcess } from '../test/support/line-process.js';
@@ -29,8 +34,17 @@ interface Figure {
 
 function figure(samples: number[], unit: string): Figure {
   const sorted = [...samples].sort((a, b) => a - b);
-  const median = sorted.length % 2 ? sorted[(sorted.length - 1) / 2]! : (sorted[sorted.length / 2 - 1]! + sorted[sorted.length / 2]!) / 2;
-  return { median: round(median), min: round(sorted[0]!), max: round(sorted[sorted.length - 1]!), unit, samples: samples.map(round) };
+  const median =
+    sorted.length % 2
+      ? sorted[(sorted.length - 1) / 2]!
+      : (sorted[sorted.length / 2 - 1]! + sorted[sorted.length / 2]!) / 2;
+  return {
+    median: round(median),
+    min: round(sorted[0]!),
+    max: round(sorted[sorted.length - 1]!),
+    unit,
+    samples: samples.map(round),
+  };
 }
 const round = (v: number): number => Math.round(v * 100) / 100;
 const percentile = (values: number[], p: number): number => {
@@ -39,18 +53,33 @@ const percentile = (values: number[], p: number): number => {
 };
 
 function benchApp(env: Record<string, string>): LineProcess {
-  return new LineProcess(process.execPath, ['--expose-gc', 'build/bench/fixtures/bench-app.js'], { ...process.env, ZK_CONNECT: zk.connectString, ...env });
+  return new LineProcess(process.execPath, ['--expose-gc', 'build/bench/fixtures/bench-app.js'], {
+    ...process.env,
+    ZK_CONNECT: zk.connectString,
+    ...env,
+  });
 }
 
 async function observer(namespace: string): Promise<ZookeeperRegistryCenter> {
-  const registry = new ZookeeperRegistryCenter({ serverLists: zk.connectString, namespace, sessionTimeoutMilliseconds: 10_000 });
+  const registry = new ZookeeperRegistryCenter({
+    serverLists: zk.connectString,
+    namespace,
+    sessionTimeoutMilliseconds: 10_000,
+  });
   await registry.start();
   return registry;
 }
 
 async function mntr(): Promise<Record<string, number>> {
   const text = await fourLetterWord('127.0.0.1', zk.port, 'mntr');
-  return Object.fromEntries(text.trim().split('\n').map((line) => line.split('\t')).filter((p) => p.length === 2 && !Number.isNaN(Number(p[1]))).map(([k, v]) => [k!, Number(v)]));
+  return Object.fromEntries(
+    text
+      .trim()
+      .split('\n')
+      .map((line) => line.split('\t'))
+      .filter((p) => p.length === 2 && !Number.isNaN(Number(p[1])))
+      .map(([k, v]) => [k!, Number(v)]),
+  );
 }
 
 // ---------------------------------------------------------------------------------------------- 1. handover
@@ -94,7 +123,15 @@ async function handover(kind: 'nestjs-elastic-job' | 'curator'): Promise<Figure>
     const id = `java-${next++}`;
     const p =
       kind === 'curator'
-        ? new LineProcess('java', ['-cp', `${CURATOR_RECIPES_JAR}:${ZOOKEEPER_JAR}`, 'bench/java/CuratorElection.java', zk.connectString, namespace, job, id])
+        ? new LineProcess('java', [
+            '-cp',
+            `${CURATOR_RECIPES_JAR}:${ZOOKEEPER_JAR}`,
+            'bench/java/CuratorElection.java',
+            zk.connectString,
+            namespace,
+            job,
+            id,
+          ])
         : benchApp({ ZK_NAMESPACE: namespace, JOBS: '1', JOB_PREFIX: 'handover', JOB_CRON: '0 0 0 1 1 *' });
     (p as LineProcess & { benchId?: string }).benchId = id;
     await p.waitForLine(kind === 'curator' ? /^READY/ : /"event":"registered"/, 120_000);
@@ -107,7 +144,9 @@ async function handover(kind: 'nestjs-elastic-job' | 'curator'): Promise<Figure>
   for (let r = 0; r < HANDOVER_ROUNDS; r++) {
     const leaderId = (await registry.getData(leaderPath))!.data.toString();
     const leader = participants.find((p) =>
-      kind === 'curator' ? (p as LineProcess & { benchId?: string }).benchId === leaderId : leaderId.endsWith(`@-@${p.pid}`),
+      kind === 'curator'
+        ? (p as LineProcess & { benchId?: string }).benchId === leaderId
+        : leaderId.endsWith(`@-@${p.pid}`),
     )!;
     const measured = watchHandover(registry, leaderPath, leaderId);
     await sleep(200);
@@ -126,7 +165,13 @@ async function handover(kind: 'nestjs-elastic-job' | 'curator'): Promise<Figure>
 // ---------------------------------------------------------------------------------------------- 2. lateness
 
 async function lateness(): Promise<{ ours: Figure; schedule: Figure; oursP50: Figure; scheduleP50: Figure }> {
-  const app = benchApp({ ZK_NAMESPACE: ns('lateness'), JOBS: '1', JOB_TOTAL: '1', WITH_SCHEDULE: 'true', MONITOR: 'true' });
+  const app = benchApp({
+    ZK_NAMESPACE: ns('lateness'),
+    JOBS: '1',
+    JOB_TOTAL: '1',
+    WITH_SCHEDULE: 'true',
+    MONITOR: 'true',
+  });
   await app.waitForLine(/"event":"sharded"/, 60_000);
   await sleep(1500);
   const perRound = quick ? 5_000 : 10_000;
@@ -137,7 +182,10 @@ async function lateness(): Promise<{ ours: Figure; schedule: Figure; oursP50: Fi
   for (let r = 0; r < Math.min(ROUNDS, 3); r++) {
     const from = app.lines.length;
     await sleep(perRound);
-    const fresh = app.lines.slice(from).filter((l) => l.includes('"lateness"')).map((l) => JSON.parse(l.slice(4)) as { source: string; ms: number });
+    const fresh = app.lines
+      .slice(from)
+      .filter((l) => l.includes('"lateness"'))
+      .map((l) => JSON.parse(l.slice(4)) as { source: string; ms: number });
     const o = fresh.filter((e) => e.source === 'elastic-job').map((e) => e.ms);
     const s = fresh.filter((e) => e.source === '@nestjs/schedule').map((e) => e.ms);
     ours.push(percentile(o, 99));
@@ -146,15 +194,28 @@ async function lateness(): Promise<{ ours: Figure; schedule: Figure; oursP50: Fi
     schedule50.push(percentile(s, 50));
   }
   app.kill('SIGKILL');
-  return { ours: figure(ours, 'ms'), schedule: figure(schedule, 'ms'), oursP50: figure(ours50, 'ms'), scheduleP50: figure(schedule50, 'ms') };
+  return {
+    ours: figure(ours, 'ms'),
+    schedule: figure(schedule, 'ms'),
+    oursP50: figure(ours50, 'ms'),
+    scheduleP50: figure(schedule50, 'ms'),
+  };
 }
 
 // ---------------------------------------------------------------------------------------------- 3. requests
 
-async function requestsPerFiring(monitor: boolean): Promise<{ client: { reads: Figure; writes: Figure }; server: Figure }> {
+async function requestsPerFiring(
+  monitor: boolean,
+): Promise<{ client: { reads: Figure; writes: Figure }; server: Figure }> {
   const seconds = quick ? 5 : 10;
   const run = async (cron: string): Promise<{ reads: number; writes: number; packets: number }> => {
-    const app = benchApp({ ZK_NAMESPACE: ns('requests'), JOBS: '1', JOB_TOTAL: '1', MONITOR: String(monitor), JOB_CRON: cron });
+    const app = benchApp({
+      ZK_NAMESPACE: ns('requests'),
+      JOBS: '1',
+      JOB_TOTAL: '1',
+      MONITOR: String(monitor),
+      JOB_CRON: cron,
+    });
     await app.waitForLine(cron.startsWith('*') ? /"event":"sharded"/ : /"event":"registered"/, 60_000);
     await sleep(1500);
     const stats = async (): Promise<{ reads: number; writes: number }> => {
@@ -170,7 +231,11 @@ async function requestsPerFiring(monitor: boolean): Promise<{ client: { reads: F
     const m1 = await mntr();
     app.kill('SIGKILL');
     await app.exited;
-    return { reads: after.reads - before.reads, writes: after.writes - before.writes, packets: m1.zk_packets_received! - m0.zk_packets_received! };
+    return {
+      reads: after.reads - before.reads,
+      writes: after.writes - before.writes,
+      packets: m1.zk_packets_received! - m0.zk_packets_received!,
+    };
   };
   const reads: number[] = [];
   const writes: number[] = [];
@@ -182,7 +247,10 @@ async function requestsPerFiring(monitor: boolean): Promise<{ client: { reads: F
     writes.push((firing.writes - idle.writes) / seconds);
     server.push((firing.packets - idle.packets) / seconds);
   }
-  return { client: { reads: figure(reads, 'req/firing'), writes: figure(writes, 'req/firing') }, server: figure(server, 'req/firing') };
+  return {
+    client: { reads: figure(reads, 'req/firing'), writes: figure(writes, 'req/firing') },
+    server: figure(server, 'req/firing'),
+  };
 }
 
 /** The same in a 3-instance cluster (one item each): what a firing costs each instance, peers' markers included. */
@@ -192,13 +260,18 @@ async function requestsPerFiringInCluster(): Promise<{ reads: Figure; writes: Fi
   const writes: number[] = [];
   for (let r = 0; r < Math.min(ROUNDS, 2); r++) {
     const namespace = ns('requests-cluster');
-    const apps = Array.from({ length: 3 }, () => benchApp({ ZK_NAMESPACE: namespace, JOBS: '1', JOB_TOTAL: '3', MONITOR: 'true' }));
+    const apps = Array.from({ length: 3 }, () =>
+      benchApp({ ZK_NAMESPACE: namespace, JOBS: '1', JOB_TOTAL: '3', MONITOR: 'true' }),
+    );
     await Promise.all(apps.map((a) => a.waitForLine(/"event":"sharded"/, 60_000)));
     await sleep(2000);
     const stats = async (app: LineProcess): Promise<{ reads: number; writes: number }> => {
       const from = app.lines.length;
       app.send('stats');
-      return JSON.parse((await app.waitForLine(/"event":"stats"/, 5000, from)).slice(4)) as { reads: number; writes: number };
+      return JSON.parse((await app.waitForLine(/"event":"stats"/, 5000, from)).slice(4)) as {
+        reads: number;
+        writes: number;
+      };
     };
     const before = await Promise.all(apps.map(stats));
     await sleep(seconds * 1000);
@@ -219,15 +292,31 @@ async function crashFailover(sessionTimeoutMs: number): Promise<Figure> {
   const samples: number[] = [];
   for (let r = 0; r < Math.min(ROUNDS, 3); r++) {
     const namespace = ns('failover');
-    const cluster = Array.from({ length: 3 }, () =>
-      new ClusterInstance({ zkConnect: zk.connectString, namespace, total: 2, cron: '*/10 * * * * *', workMs: 6000, failover: true, sessionTimeoutMs }),
+    const cluster = Array.from(
+      { length: 3 },
+      () =>
+        new ClusterInstance({
+          zkConnect: zk.connectString,
+          namespace,
+          total: 2,
+          cron: '*/10 * * * * *',
+          workMs: 6000,
+          failover: true,
+          sessionTimeoutMs,
+        }),
     );
     await Promise.all(cluster.map((i) => i.waitForLine(/^READY$/, 60_000)));
-    const started = await Promise.race(cluster.map((i) => i.waitForLine(/"event":"start","item":0/, 30_000).then(() => i)));
+    const started = await Promise.race(
+      cluster.map((i) => i.waitForLine(/"event":"start","item":0/, 30_000).then(() => i)),
+    );
     const killedAt = Date.now();
     started.kill('SIGKILL');
     const peers = cluster.filter((i) => i !== started);
-    const line = await Promise.race(peers.map((p) => p.waitForLine((l) => /"event":"start","item":0/.test(l) && JSON.parse(l.slice(4)).start > killedAt, 30_000)));
+    const line = await Promise.race(
+      peers.map((p) =>
+        p.waitForLine((l) => /"event":"start","item":0/.test(l) && JSON.parse(l.slice(4)).start > killedAt, 30_000),
+      ),
+    );
     samples.push((JSON.parse(line.slice(4)) as { start: number }).start - killedAt);
     for (const i of cluster) i.kill('SIGKILL');
   }
@@ -256,7 +345,7 @@ const IDLE_ROUNDS = 2;
 /** The RSS of a bench app, sampled every 250 ms for `forMs` (no GC forced): the median, in bytes. */
 async function steadyRss(app: LineProcess, forMs: number): Promise<number> {
   const samples: number[] = [];
-  for (const end = performance.now() + forMs; performance.now() < end; ) {
+  for (const end = performance.now() + forMs; performance.now() < end;) {
     const from = app.lines.length;
     app.send('rss');
     const line = await app.waitForLine(/"event":"rss"/, 10_000, from);
@@ -307,7 +396,12 @@ async function scale(jobs: number, memory = true): Promise<ScaleFigures> {
       if (r >= IDLE_ROUNDS || !memory) continue;
       // The same jobs on a 30-second cron, between firings: sharded at their first firing; then, once start-up is a
       // whole period behind, RSS is sampled over one whole period (a firing and the quiet after it).
-      const idle = benchApp({ ZK_NAMESPACE: ns('scale-idle'), JOBS: String(jobs), JOB_TOTAL: '1', JOB_CRON: `0/${IDLE_PERIOD_S} * * * * ?` });
+      const idle = benchApp({
+        ZK_NAMESPACE: ns('scale-idle'),
+        JOBS: String(jobs),
+        JOB_TOTAL: '1',
+        JOB_CRON: `0/${IDLE_PERIOD_S} * * * * ?`,
+      });
       try {
         await idle.waitForLine(/"event":"sharded"/, 300_000);
         const period = IDLE_PERIOD_S * 1000;
@@ -335,16 +429,26 @@ async function scale(jobs: number, memory = true): Promise<ScaleFigures> {
 }
 
 /** P processes with the same `jobs` jobs, JOB_TOTAL = P: time until every process has its items of every job. */
-async function scaleCluster(processes: number, jobs: number): Promise<{ allShardedMs: Figure; cpuMsPerProcess: Figure }> {
+async function scaleCluster(
+  processes: number,
+  jobs: number,
+): Promise<{ allShardedMs: Figure; cpuMsPerProcess: Figure }> {
   const samples: number[] = [];
   const cpu: number[] = [];
   for (let r = 0; r < Math.min(ROUNDS, 2); r++) {
     const namespace = ns('cluster');
     const started = performance.now();
-    const apps = Array.from({ length: processes }, () => benchApp({ ZK_NAMESPACE: namespace, JOBS: String(jobs), JOB_TOTAL: String(processes) }));
+    const apps = Array.from({ length: processes }, () =>
+      benchApp({ ZK_NAMESPACE: namespace, JOBS: String(jobs), JOB_TOTAL: String(processes) }),
+    );
     const lines = await Promise.all(apps.map((a) => a.waitForLine(/"event":"sharded"/, 300_000)));
     samples.push(performance.now() - started);
-    cpu.push(figure(lines.map((line) => (JSON.parse(line.slice(4)) as { cpuMs: number }).cpuMs), 'ms').median);
+    cpu.push(
+      figure(
+        lines.map((line) => (JSON.parse(line.slice(4)) as { cpuMs: number }).cpuMs),
+        'ms',
+      ).median,
+    );
     for (const a of apps) a.kill('SIGKILL');
     await Promise.all(apps.map((a) => a.exited));
   }
@@ -358,7 +462,9 @@ async function scaleCluster(processes: number, jobs: number): Promise<{ allShard
  * start until sharded, and per firing how long after the instant the first item started and the last one ended,
  * with RSS. At the documented maximum (MAX_SHARDING_TOTAL_COUNT) this shows what the maximum costs.
  */
-async function manyItems(total: number): Promise<{ shardedMs: Figure; firstStartMs: Figure; lastEndMs: Figure; rssMb: Figure }> {
+async function manyItems(
+  total: number,
+): Promise<{ shardedMs: Figure; firstStartMs: Figure; lastEndMs: Figure; rssMb: Figure }> {
   const sharded: number[] = [];
   const first: number[] = [];
   const last: number[] = [];
@@ -376,7 +482,11 @@ async function manyItems(total: number): Promise<{ shardedMs: Figure; firstStart
       sharded.push((JSON.parse(line.slice(4)) as { sinceStartMs: number }).sinceStartMs);
       let from = app.lines.length;
       for (let firing = 0; firing < 3; firing++) {
-        const event = JSON.parse((await app.waitForLine(/"event":"firing"/, 60_000, from)).slice(4)) as { firstStartMs: number; lastEndMs: number; rss: number };
+        const event = JSON.parse((await app.waitForLine(/"event":"firing"/, 60_000, from)).slice(4)) as {
+          firstStartMs: number;
+          lastEndMs: number;
+          rss: number;
+        };
         from = app.lines.findIndex((l, i) => i >= from && l.includes('"event":"firing"')) + 1;
         first.push(event.firstStartMs);
         last.push(event.lastEndMs);
@@ -387,7 +497,12 @@ async function manyItems(total: number): Promise<{ shardedMs: Figure; firstStart
       await app.exited;
     }
   }
-  return { shardedMs: figure(sharded, 'ms'), firstStartMs: figure(first, 'ms'), lastEndMs: figure(last, 'ms'), rssMb: figure(rss, 'MB') };
+  return {
+    shardedMs: figure(sharded, 'ms'),
+    firstStartMs: figure(first, 'ms'),
+    lastEndMs: figure(last, 'ms'),
+    rssMb: figure(rss, 'MB'),
+  };
 }
 
 // ---------------------------------------------------------------------------------------------- main
@@ -395,7 +510,12 @@ async function manyItems(total: number): Promise<{ shardedMs: Figure; firstStart
 async function main(): Promise<void> {
   zk = await LocalZookeeper.start({ tickTimeMs: 200, fastStart: false });
   const results: Record<string, unknown> = {
-    machine: { cpus: cpus().length, cpuModel: cpus()[0]?.model, memoryGiB: Math.round(totalmem() / 2 ** 30), node: process.version },
+    machine: {
+      cpus: cpus().length,
+      cpuModel: cpus()[0]?.model,
+      memoryGiB: Math.round(totalmem() / 2 ** 30),
+      node: process.version,
+    },
     zookeeper: { version: '3.8 (Debian libzookeeper-java)', tickTimeMs: 200 },
     rounds: ROUNDS,
   };
@@ -434,19 +554,51 @@ async function main(): Promise<void> {
     const items10k = await step(`items.${MAX_SHARDING_TOTAL_COUNT}`, () => manyItems(MAX_SHARDING_TOTAL_COUNT));
     const f = (x: Figure | undefined): string => (x ? `${x.median} ${x.unit} (${x.min}..${x.max})` : 'skipped');
     const rows: Array<[string, string, string, string]> = [
-      ['graceful leader handover', f(oursHandover), `Curator/ElasticJob: ${f(curatorHandover)}; ratio ${oursHandover && curatorHandover ? round(oursHandover.median / curatorHandover.median) : '-'}×`, 'ours ≤ 0.25× Curator'],
-      ['firing lateness p99', f(late?.ours), `@nestjs/schedule: ${f(late?.schedule)}; diff ${late ? round(late.ours.median - late.schedule.median) : '-'} ms`, 'within 2 ms of @nestjs/schedule'],
+      [
+        'graceful leader handover',
+        f(oursHandover),
+        `Curator/ElasticJob: ${f(curatorHandover)}; ratio ${oursHandover && curatorHandover ? round(oursHandover.median / curatorHandover.median) : '-'}×`,
+        'ours ≤ 0.25× Curator',
+      ],
+      [
+        'firing lateness p99',
+        f(late?.ours),
+        `@nestjs/schedule: ${f(late?.schedule)}; diff ${late ? round(late.ours.median - late.schedule.median) : '-'} ms`,
+        'within 2 ms of @nestjs/schedule',
+      ],
       ['firing lateness p50', f(late?.oursP50), `@nestjs/schedule: ${f(late?.scheduleP50)}`, ''],
-      ['requests/firing, monitorExecution', `client reads ${f(reqOn?.client.reads)}, writes ${f(reqOn?.client.writes)}`, `server: ${f(reqOn?.server)}`, '≤ 2, no reads'],
-      ['requests/firing, 3-instance cluster', `per instance: client reads ${f(reqCluster?.reads)}, writes ${f(reqCluster?.writes)}`, 'monitorExecution, one item each; peers\' markers included', '≤ 2, no reads'],
-      ['requests/firing, no monitorExecution', `client reads ${f(reqOff?.client.reads)}, writes ${f(reqOff?.client.writes)}`, `server: ${f(reqOff?.server)}`, '0'],
+      [
+        'requests/firing, monitorExecution',
+        `client reads ${f(reqOn?.client.reads)}, writes ${f(reqOn?.client.writes)}`,
+        `server: ${f(reqOn?.server)}`,
+        '≤ 2, no reads',
+      ],
+      [
+        'requests/firing, 3-instance cluster',
+        `per instance: client reads ${f(reqCluster?.reads)}, writes ${f(reqCluster?.writes)}`,
+        "monitorExecution, one item each; peers' markers included",
+        '≤ 2, no reads',
+      ],
+      [
+        'requests/firing, no monitorExecution',
+        `client reads ${f(reqOff?.client.reads)}, writes ${f(reqOff?.client.writes)}`,
+        `server: ${f(reqOff?.server)}`,
+        '0',
+      ],
       ['crash failover (SIGKILL → re-run)', f(failover), 'session timeout 4000 ms', '≤ session timeout + 500 ms'],
-      ...([
-        ['10', s10],
-        ['100', s100],
-        ['1000', s1000],
-      ] as const).flatMap(([n, s]): Array<[string, string, string, string]> => [
-        [`${n} jobs: bootstrap`, f(s?.bootstrapMs), `${s?.znodesPerJob} znodes, ${s?.watchesPerJob} watches per job`, n === '1000' ? '< 5 s' : ''],
+      ...(
+        [
+          ['10', s10],
+          ['100', s100],
+          ['1000', s1000],
+        ] as const
+      ).flatMap(([n, s]): Array<[string, string, string, string]> => [
+        [
+          `${n} jobs: bootstrap`,
+          f(s?.bootstrapMs),
+          `${s?.znodesPerJob} znodes, ${s?.watchesPerJob} watches per job`,
+          n === '1000' ? '< 5 s' : '',
+        ],
         [
           `${n} jobs: RSS/job between firings`,
           s && !s.rssIdlePerJobKb ? 'not measured: fixed costs dominate' : f(s?.rssIdlePerJobKb),
@@ -456,24 +608,34 @@ async function main(): Promise<void> {
       ]),
       [
         'growth, 100 → 1000 jobs (10×)',
-        s100 && s1000 ? `bootstrap ×${round(s1000.bootstrapMs.median / s100.bootstrapMs.median)}, RSS between firings ×${s1000.rssIdlePerJobKb && s100.rssIdlePerJobKb ? round((s1000.rssIdlePerJobKb.median * 1000) / (s100.rssIdlePerJobKb.median * 100)) : '-'}` : 'skipped',
-        s100 && s1000 ? `znodes ×${round((s1000.znodesPerJob * 1000) / (s100.znodesPerJob * 100))}, watches ×${round((s1000.watchesPerJob * 1000) / (s100.watchesPerJob * 100))}` : '',
+        s100 && s1000
+          ? `bootstrap ×${round(s1000.bootstrapMs.median / s100.bootstrapMs.median)}, RSS between firings ×${s1000.rssIdlePerJobKb && s100.rssIdlePerJobKb ? round((s1000.rssIdlePerJobKb.median * 1000) / (s100.rssIdlePerJobKb.median * 100)) : '-'}`
+          : 'skipped',
+        s100 && s1000
+          ? `znodes ×${round((s1000.znodesPerJob * 1000) / (s100.znodesPerJob * 100))}, watches ×${round((s1000.watchesPerJob * 1000) / (s100.watchesPerJob * 100))}`
+          : '',
         'linear: ≤ 10×',
       ],
-      ...([
-        ['2', cluster2],
-        ['4', cluster4],
-        ['8', cluster],
-      ] as const).map(([p, c]): [string, string, string, string] => [
+      ...(
+        [
+          ['2', cluster2],
+          ['4', cluster4],
+          ['8', cluster],
+        ] as const
+      ).map(([p, c]): [string, string, string, string] => [
         `${p} processes × 100 jobs: all sharded`,
         f(c?.allShardedMs),
-        c ? `CPU per process until sharded ${f(c.cpuMsPerProcess)}` : String((results[`scale.${p}x100`] as { failed?: string } | undefined)?.failed ?? ''),
+        c
+          ? `CPU per process until sharded ${f(c.cpuMsPerProcess)}`
+          : String((results[`scale.${p}x100`] as { failed?: string } | undefined)?.failed ?? ''),
         p === '8' ? 'linear growth' : '',
       ]),
-      ...([
-        ['1000', items1k],
-        [String(MAX_SHARDING_TOTAL_COUNT), items10k],
-      ] as const).map(([n, x]): [string, string, string, string] => [
+      ...(
+        [
+          ['1000', items1k],
+          [String(MAX_SHARDING_TOTAL_COUNT), items10k],
+        ] as const
+      ).map(([n, x]): [string, string, string, string] => [
         `one job of ${n} items: firing`,
         x ? `first item ${f(x.firstStartMs)}, last ${f(x.lastEndMs)} after the instant` : 'skipped',
         x ? `sharded ${f(x.shardedMs)} after start; RSS ${f(x.rssMb)}` : '',
@@ -482,7 +644,9 @@ async function main(): Promise<void> {
     ];
     const widths = [0, 1, 2, 3].map((i) => Math.max(...rows.map((r) => r[i]!.length), 8));
     const line = (cells: string[]): string => `| ${cells.map((c, i) => c.padEnd(widths[i]!)).join(' | ')} |`;
-    process.stdout.write(`\n${line(['measure', 'nestjs-elastic-job', 'anchor / detail', 'target'])}\n${line(widths.map((w) => '-'.repeat(w)))}\n${rows.map(line).join('\n')}\n`);
+    process.stdout.write(
+      `\n${line(['measure', 'nestjs-elastic-job', 'anchor / detail', 'target'])}\n${line(widths.map((w) => '-'.repeat(w)))}\n${rows.map(line).join('\n')}\n`,
+    );
     process.stdout.write(`\nmachine: ${JSON.stringify(results.machine)}\n`);
     mkdirSync('bench/results', { recursive: true });
     writeFileSync('bench/results/latest.json', `${JSON.stringify(results, null, 2)}\n`);

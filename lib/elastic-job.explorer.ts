@@ -4,7 +4,7 @@ import { SHARDED_JOB_METADATA } from './elastic-job.constants.js';
 import { JobConfigurationError } from './errors/elastic-job.errors.js';
 import type { ShardingContext } from './interfaces/sharding-context.interface.js';
 import type { ShardedJobOptions } from './interfaces/sharded-job-options.interface.js';
-import { customPlugins, resolveJobConfiguration } from './job/config/job-configuration.validator.js';
+import { customPlugins, resolveJobClass, resolveJobConfiguration } from './job/config/job-configuration.validator.js';
 import type { JobDefinition } from './job/job-scheduler.js';
 
 /**
@@ -49,14 +49,21 @@ export class ElasticJobExplorer implements OnModuleInit {
           continue;
         }
         const config = resolveJobConfiguration(options);
+        const identity = resolveJobClass(options, owner);
         const previous = owners.get(config.jobName);
-        if (previous) throw new JobConfigurationError(config.jobName, 'jobName', `declared twice, on ${previous} and on ${owner}; job names must be unique`);
+        if (previous)
+          throw new JobConfigurationError(
+            config.jobName,
+            'jobName',
+            `declared twice, on ${previous} and on ${owner}; job names must be unique`,
+          );
         owners.set(config.jobName, owner);
         found.push({
           config,
           plugins: customPlugins(options),
-          owner,
-          handler: (context: ShardingContext) => (method as (context: ShardingContext) => unknown).call(instance, context),
+          owner: identity,
+          handler: (context: ShardingContext) =>
+            (method as (context: ShardingContext) => unknown).call(instance, context),
         });
       }
     }

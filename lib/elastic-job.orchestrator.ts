@@ -1,11 +1,18 @@
-import { Inject, Injectable, Logger, type OnApplicationBootstrap, type OnApplicationShutdown, type OnModuleDestroy } from '@nestjs/common';
+import {
+  Inject,
+  Injectable,
+  Logger,
+  type OnApplicationBootstrap,
+  type OnApplicationShutdown,
+  type OnModuleDestroy,
+} from '@nestjs/common';
 import { DEFAULT_SHUTDOWN_TIMEOUT_MS } from './elastic-job.constants.js';
 import { ElasticJobExplorer } from './elastic-job.explorer.js';
 import { ELASTIC_JOB_MODULE_OPTIONS } from './elastic-job.module-definition.js';
-import { JobConfigurationError } from './errors/elastic-job.errors.js';
+import { describeError, JobConfigurationError } from './errors/elastic-job.errors.js';
 import type { ElasticJobModuleOptions } from './interfaces/module-options.interface.js';
 import { JobScheduler } from './job/job-scheduler.js';
-import { DEFAULT_ZOOKEEPER_SETTINGS, ZookeeperRegistryCenter } from './registry/zookeeper-registry-center.js';
+import { ZookeeperRegistryCenter } from './registry/zookeeper-registry-center.js';
 import { nodeNameProblem, parseServerLists, RESERVED_ROOT_NODE } from './registry/zookeeper-names.js';
 import { detectLocalIp, IPV4_PATTERN } from './util/local-ip.js';
 
@@ -19,22 +26,43 @@ export function validateModuleOptions(options: ElasticJobModuleOptions): void {
   if (!zk || typeof zk !== 'object') fail('zookeeper', 'is required: { serverLists, namespace }');
   const servers = typeof zk.serverLists === 'string' ? parseServerLists(zk.serverLists) : 'it is not a string';
   if (typeof servers === 'string') {
-    fail('zookeeper.serverLists', `must be "host:port[,host:port...][/chroot]" with ports in 1..65535: ${servers} (got ${JSON.stringify(zk.serverLists)})`);
+    fail(
+      'zookeeper.serverLists',
+      `must be "host:port[,host:port...][/chroot]" with ports in 1..65535: ${servers} (got ` +
+        `${JSON.stringify(zk.serverLists)})`,
+    );
   }
   const namespaceProblem = typeof zk.namespace === 'string' ? nodeNameProblem(zk.namespace) : 'is not a string';
-  if (namespaceProblem) fail('zookeeper.namespace', `must be one ZooKeeper node name: it ${namespaceProblem} (got ${JSON.stringify(zk.namespace)})`);
+  if (namespaceProblem)
+    fail(
+      'zookeeper.namespace',
+      `must be one ZooKeeper node name: it ${namespaceProblem} (got ${JSON.stringify(zk.namespace)})`,
+    );
   if (zk.namespace === RESERVED_ROOT_NODE && servers.chroot === '') {
-    fail('zookeeper.namespace', `'${RESERVED_ROOT_NODE}' is ZooKeeper's own subtree (quotas, cluster config): choose another namespace`);
+    fail(
+      'zookeeper.namespace',
+      `'${RESERVED_ROOT_NODE}' is ZooKeeper's own subtree (quotas, cluster config): choose another namespace`,
+    );
   }
-  for (const field of ['sessionTimeoutMilliseconds', 'connectionTimeoutMilliseconds', 'baseSleepTimeMilliseconds', 'maxSleepTimeMilliseconds'] as const) {
+  for (const field of [
+    'sessionTimeoutMilliseconds',
+    'connectionTimeoutMilliseconds',
+    'baseSleepTimeMilliseconds',
+    'maxSleepTimeMilliseconds',
+  ] as const) {
     const value = zk[field];
-    if (value !== undefined && (!Number.isInteger(value) || value <= 0)) fail(`zookeeper.${field}`, `must be a positive integer, got ${JSON.stringify(value)}`);
+    if (value !== undefined && (!Number.isInteger(value) || value <= 0))
+      fail(`zookeeper.${field}`, `must be a positive integer, got ${JSON.stringify(value)}`);
   }
-  if (zk.maxRetries !== undefined && (!Number.isInteger(zk.maxRetries) || zk.maxRetries < 0)) fail('zookeeper.maxRetries', `must be an integer >= 0, got ${JSON.stringify(zk.maxRetries)}`);
-  if (zk.digest !== undefined && (typeof zk.digest !== 'string' || !/^[^:]+:.+$/.test(zk.digest))) fail('zookeeper.digest', 'must be "user:password"');
-  if (options.instance?.ip !== undefined && !IPV4_PATTERN.test(options.instance.ip)) fail('instance.ip', `must be an IPv4 address, got ${JSON.stringify(options.instance.ip)}`);
+  if (zk.maxRetries !== undefined && (!Number.isInteger(zk.maxRetries) || zk.maxRetries < 0))
+    fail('zookeeper.maxRetries', `must be an integer >= 0, got ${JSON.stringify(zk.maxRetries)}`);
+  if (zk.digest !== undefined && (typeof zk.digest !== 'string' || !/^[^:]+:.+$/.test(zk.digest)))
+    fail('zookeeper.digest', 'must be "user:password"');
+  if (options.instance?.ip !== undefined && !IPV4_PATTERN.test(options.instance.ip))
+    fail('instance.ip', `must be an IPv4 address, got ${JSON.stringify(options.instance.ip)}`);
   const timeout = options.shutdownTimeoutMilliseconds;
-  if (timeout !== undefined && (!Number.isInteger(timeout) || timeout < 0)) fail('shutdownTimeoutMilliseconds', `must be an integer >= 0, got ${JSON.stringify(timeout)}`);
+  if (timeout !== undefined && (!Number.isInteger(timeout) || timeout < 0))
+    fail('shutdownTimeoutMilliseconds', `must be an integer >= 0, got ${JSON.stringify(timeout)}`);
 }
 
 /**
@@ -68,8 +96,8 @@ export class ElasticJobOrchestrator implements OnApplicationBootstrap, OnModuleD
       this.logger.warn('no @ShardedJob() methods found; not connecting to ZooKeeper');
       return;
     }
-    const zk = { ...DEFAULT_ZOOKEEPER_SETTINGS, ...this.options.zookeeper };
     const registry = new ZookeeperRegistryCenter(this.options.zookeeper);
+    const zk = registry.settings;
     this.registry = registry;
     const identity = { ip: this.options.instance?.ip ?? detectLocalIp(), pid: process.pid };
     const settings = {
@@ -88,7 +116,9 @@ export class ElasticJobOrchestrator implements OnApplicationBootstrap, OnModuleD
       const unsubscribe = registry.onStateChange((change) => {
         if (change.state !== 'CONNECTED') return;
         unsubscribe();
-        void this.registerAll().catch((error: unknown) => this.logger.error(`job registration failed: ${error instanceof Error ? error.message : String(error)}`));
+        void this.registerAll().catch((error: unknown) =>
+          this.logger.error(`job registration failed: ${describeError(error)}`),
+        );
       });
       return;
     }
@@ -108,12 +138,17 @@ export class ElasticJobOrchestrator implements OnApplicationBootstrap, OnModuleD
     // A job that could not register yet retries in the background (its status says so); only what no retry
     // can mend is thrown.
     const results = await Promise.allSettled(schedulers.map((scheduler) => scheduler.register()));
-    const failed = results.flatMap((result, index) => (result.status === 'rejected' ? [[schedulers[index]!.jobName, result.reason] as const] : []));
+    const failed = results.flatMap((result, index) =>
+      result.status === 'rejected' ? [[schedulers[index]!.jobName, result.reason] as const] : [],
+    );
     for (const [jobName, reason] of failed) {
-      this.logger.error(`job '${jobName}' could not register: ${reason instanceof Error ? reason.message : String(reason)}`);
+      this.logger.error(`job '${jobName}' could not register: ${describeError(reason)}`);
     }
     const registered = schedulers.filter((scheduler) => scheduler.isRegistered).length;
-    this.logger.log(`${registered} of ${schedulers.length} job(s) registered${registered < schedulers.length - failed.length ? '; the others retry in the background' : ''}`);
+    this.logger.log(
+      `${registered} of ${schedulers.length} job(s) ` +
+        `registered${registered < schedulers.length - failed.length ? '; the others retry in the background' : ''}`,
+    );
   }
 
   async onModuleDestroy(): Promise<void> {

@@ -27,13 +27,18 @@ export class ElasticJobRegistry {
 
   private scheduler(jobName: string) {
     const scheduler = this.orchestrator.jobs.get(jobName);
-    if (!scheduler) throw new ElasticJobError(`No sharded job named '${jobName}' on this instance; known: ${this.getJobNames().join(', ') || 'none'}`);
+    if (!scheduler)
+      throw new ElasticJobError(
+        `No sharded job named '${jobName}' on this instance; known: ${this.getJobNames().join(', ') || 'none'}`,
+      );
     return scheduler;
   }
 
   /** ZooKeeper requests this process has sent (reads, writes, addWatch) and watch events received, since start. */
   getZookeeperStats(): { reads: number; writes: number; watchRequests: number; watchEvents: number } {
-    return { ...(this.orchestrator.registryCenter?.stats ?? { reads: 0, writes: 0, watchRequests: 0, watchEvents: 0 }) };
+    return {
+      ...(this.orchestrator.registryCenter?.stats ?? { reads: 0, writes: 0, watchRequests: 0, watchEvents: 0 }),
+    };
   }
 
   /** Whether the ZooKeeper session is connected right now. */

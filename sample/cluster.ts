@@ -43,10 +43,13 @@ function summary(): void {
     process.stdout.write(`\n${job}: which instance ran each item\n`);
     for (const p of [1, 2]) {
       const owners = new Map<number, Set<string>>();
-      for (const s of sightings.filter((s) => s.job === job && s.phase === p)) {
+      for (const s of sightings.filter((sighting) => sighting.job === job && sighting.phase === p)) {
         owners.set(s.item, (owners.get(s.item) ?? new Set()).add(s.instance));
       }
-      const row = [...owners.entries()].sort(([a], [b]) => a - b).map(([item, who]) => `${item}→${[...who].join('+')}`).join('  ');
+      const row = [...owners.entries()]
+        .sort(([a], [b]) => a - b)
+        .map(([item, who]) => `${item}→${[...who].join('+')}`)
+        .join('  ');
       process.stdout.write(`  ${p === 1 ? 'with alpha, bravo, charlie' : 'after alpha stopped      '}: ${row}\n`);
     }
   }

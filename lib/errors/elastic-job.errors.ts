@@ -29,8 +29,10 @@ export class JobConflictError extends ElasticJobError {
     readonly localOwner: string,
   ) {
     super(
-      `Job '${jobName}': invalid 'jobName': it is registered in ZooKeeper by '${registeredOwner}', but this app declares it on '${localOwner}'. ` +
-        `Rename one of the jobs, or remove the old job's node from ZooKeeper if it is gone for good.`,
+      `Job '${jobName}': invalid 'jobName': it is registered in ZooKeeper by '${registeredOwner}', but this app ` +
+        `declares it on '${localOwner}'. Rename one of the jobs, remove the old job's node from ZooKeeper if it ` +
+        `is gone for good, or, to share the job (say with Java ElasticJob instances), give both the same ` +
+        `identity with the jobClass option.`,
     );
   }
 }
@@ -45,6 +47,27 @@ export class RegistryError extends ElasticJobError {
   ) {
     super(message, options);
   }
+}
+
+/** The message of a failure for a log line or an error message (anything may be thrown, not only Errors). */
+export function describeError(error: unknown): string {
+  return error instanceof Error ? error.message : String(error);
+}
+
+/** ZooKeeper error name of a failure: 'NO_NODE', 'NODE_EXISTS', 'CONNECTION_LOSS', ...; undefined for other errors. */
+export function registryErrorCode(error: unknown): string | undefined {
+  return error instanceof RegistryError ? error.code : undefined;
+}
+
+/**
+ * Failures that say nothing about the request, only about the connection (lost, expired, closed, timed out): the
+ * request may be retried on the next connection, and is not a reason to log an error.
+ */
+const CONNECTION_TROUBLE = new Set(['CONNECTION_LOSS', 'SESSION_EXPIRED', 'CLOSED', 'OPERATION_TIMEOUT']);
+
+export function isConnectionTrouble(error: unknown): boolean {
+  const code = registryErrorCode(error);
+  return code !== undefined && CONNECTION_TROUBLE.has(code);
 }
 
 /** A wait (for a leader, for sharding, for a latch, for running items) ran past its bound. */
@@ -65,6 +88,6 @@ export class JobExecutionError extends ElasticJobError {
     readonly shardingItem: number,
     cause: unknown,
   ) {
-    super(`Job '${jobName}': sharding item ${shardingItem} failed: ${cause instanceof Error ? cause.message : String(cause)}`, { cause });
+    super(`Job '${jobName}': sharding item ${shardingItem} failed: ${describeError(cause)}`, { cause });
   }
 }

@@ -6,7 +6,9 @@ export interface ZookeeperConfiguration {
   namespace: string;
   /** Requested session timeout; the server clamps it to [2, 20] × its tickTime. Default 60000. */
   sessionTimeoutMilliseconds?: number;
-  /** How long bootstrap waits for the first connection before going on and registering in the background. Default 15000. */
+  /**
+   * How long bootstrap waits for the first connection before going on and registering in the background. Default 15000.
+   */
   connectionTimeoutMilliseconds?: number;
   /** First retry delay of coordination operations (doubles per retry). Default 1000. */
   baseSleepTimeMilliseconds?: number;
@@ -14,7 +16,9 @@ export interface ZookeeperConfiguration {
   maxSleepTimeMilliseconds?: number;
   /** Retries of a failed coordination step before it is logged and left for the next firing. Default 3. */
   maxRetries?: number;
-  /** `"user:password"`: authenticates with ZooKeeper's digest scheme and puts a creator-only ACL on every created node. */
+  /**
+   * `"user:password"`: authenticates with ZooKeeper's digest scheme and puts a creator-only ACL on every created node.
+   */
   digest?: string;
 }
 

@@ -24,7 +24,9 @@ export interface JobShardingStrategy {
 /** Built-in error handlers: LOG (default) logs the error; THROW fails the firing; IGNORE does nothing. @publicApi */
 export type ErrorHandlerType = 'LOG' | 'THROW' | 'IGNORE';
 
-/** A custom error handler, called once per failed item. Whatever it throws is logged, never crashes the app. @publicApi */
+/**
+ * A custom error handler, called once per failed item. Whatever it throws is logged, never crashes the app. @publicApi
+ */
 export interface JobErrorHandler {
   /** Written to the job's config node as `jobErrorHandlerType`. */
   readonly type: string;
@@ -37,7 +39,10 @@ export interface JobErrorHandler {
 export interface ShardedJobOptions {
   /** Unique in the namespace; the ZooKeeper node `/{namespace}/{jobName}`. */
   jobName: string;
-  /** 6 fields with seconds (`*\/5 * * * * *`) or 5 fields. Quartz's `?` is read as `*`. Day-of-week 0 or 7 = Sunday. */
+  /**
+   * 6 fields with seconds (`*\/5 * * * * *`) or 5 fields. Quartz's `?` is read as `*`. Day-of-week 0 or 7 = Sunday.
+   * Stored in ZooKeeper in Quartz's dialect, so restricting both day-of-month and day-of-week is refused.
+   */
   cron: string;
   /** IANA time zone of the cron, e.g. `Europe/Berlin`. Default: the process's. */
   timeZone?: string;
@@ -68,4 +73,11 @@ export interface ShardedJobOptions {
   overwrite?: boolean;
   /** Keep the existing sharding when instances join or leave. Default false. */
   staticSharding?: boolean;
+  /**
+   * The job's identity, stored in its root node `/{namespace}/{jobName}`: an app whose job of the same name has
+   * another identity is refused (JobConflictError), as ElasticJob refuses a job of another class. Default
+   * `ClassName.methodName` of the decorated method. To share a job with Java ElasticJob instances, give the Java
+   * job's fully qualified class name, e.g. `'com.acme.ReportJob'` (README, "Sharing a job with Java ElasticJob").
+   */
+  jobClass?: string;
 }

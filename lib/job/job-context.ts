@@ -1,5 +1,5 @@
 import type { Logger } from '@nestjs/common';
-import type { ZookeeperRegistryCenter } from '../registry/zookeeper-registry-center.js';
+import type { ConnectionView } from '../registry/registry-center.js';
 import type { JobNodePath } from './paths.js';
 import type { JobPlugins } from './plugins/job-plugins.js';
 import type { JobNodeStorage } from './storage/job-node-storage.js';
@@ -9,7 +9,8 @@ export interface JobContext {
   readonly jobName: string;
   readonly paths: JobNodePath;
   readonly storage: JobNodeStorage;
-  readonly registry: ZookeeperRegistryCenter;
+  /** The session's state; ZooKeeper itself is reached only through `storage`. */
+  readonly connection: ConnectionView;
   readonly logger: Logger;
   /** `{ip}@-@{pid}` */
   readonly instanceId: string;

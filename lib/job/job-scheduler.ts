@@ -1,7 +1,13 @@
 import { Logger } from '@nestjs/common';
-import type { ZookeeperRegistryCenter } from '../registry/zookeeper-registry-center.js';
+import type { RegistryCenter } from '../registry/registry-center.js';
 import { CronTrigger } from '../schedule/cron-trigger.js';
-import { JobConfigurationError, JobConflictError } from '../errors/elastic-job.errors.js';
+import {
+  describeError,
+  isConnectionTrouble,
+  JobConfigurationError,
+  JobConflictError,
+  registryErrorCode,
+} from '../errors/elastic-job.errors.js';
 import type { JobErrorHandler, JobShardingStrategy } from '../interfaces/sharded-job-options.interface.js';
 import { JobPlugins } from './plugins/job-plugins.js';
 import { backoffMs, delay } from '../util/deferred.js';
@@ -11,7 +17,9 @@ import { LeaderService } from './election/leader.service.js';
 import { ExecutionService } from './execution/execution.service.js';
 import { FailoverService } from './failover/failover.service.js';
 import { ReconcileService } from './reconcile/reconcile.service.js';
-import { JobExecutor, PREPARE_AHEAD_MS, type JobHandler } from './execution/job-executor.js';
+import { JobExecutor, PREPARE_AHEAD_MS } from './execution/job-executor.js';
+import type { JobHandler } from './execution/item-executor.js';
+import type { ExecutionEvents, FiringHooks } from './execution/execution-events.js';
 import { InstanceService } from './instance/instance.service.js';
 import type { JobContext } from './job-context.js';
 import { ClusterChangeReactions } from './reaction/cluster-change-reactions.js';
@@ -25,9 +33,11 @@ export interface JobDefinition {
   config: JobConfiguration;
   /** The custom strategy and error handler objects its options gave, registered under their type names. */
   plugins?: { strategy?: JobShardingStrategy; errorHandler?: JobErrorHandler };
-  /** `ClassName.methodName`: stored in the job's root node for the conflict check. */
+  /** The job's identity (`jobClass`, default `ClassName.methodName`): stored in its root node, compared on join. */
   owner: string;
   handler: JobHandler;
+  /** The job type, which chooses the item executor. Default 'SIMPLE' (the handler is called once per item). */
+  type?: string;
 }
 
 export interface JobIdentity {
@@ -109,7 +119,7 @@ export class JobScheduler {
 
   constructor(
     readonly definition: JobDefinition,
-    registry: ZookeeperRegistryCenter,
+    registry: RegistryCenter,
     identity: JobIdentity,
     private readonly settings: JobSchedulerSettings,
   ) {
@@ -119,13 +129,13 @@ export class JobScheduler {
     this.ctx = {
       jobName,
       paths,
-      registry,
+      connection: registry,
       logger,
       storage: new JobNodeStorage(registry, paths, logger),
       instanceId: buildInstanceId(identity.ip, identity.pid),
       ip: identity.ip,
       waitTimeoutMs: settings.waitTimeoutMs,
-      plugins: new JobPlugins(logger, definition.plugins),
+      plugins: new JobPlugins(logger, definition.plugins, definition.handler),
     };
     this.configService = new ConfigService(this.ctx, definition.config, definition.owner);
     this.servers = new ServerService(this.ctx);
@@ -134,19 +144,66 @@ export class JobScheduler {
     this.execution = new ExecutionService(this.ctx, this.instances);
     this.sharding = new ShardingService(this.ctx, this.leader, this.servers, this.instances, this.execution);
     this.failover = new FailoverService(this.ctx, this.servers, this.instances);
-    this.reconcile = new ReconcileService(this.ctx, this.configService, this.leader, this.sharding, () => this.checkOwnNodes(), settings.reconcileMinuteMs);
-    this.executor = new JobExecutor(this.ctx, this.configService, this.sharding, this.execution, this.failover, definition.handler);
-    this.trigger = new CronTrigger(definition.config.cron, definition.config.timeZone, (at) => this.executor.fire(at.getTime()), PREPARE_AHEAD_MS);
-    this.reactions = new ClusterChangeReactions(this.ctx, this.configService, this.leader, this.servers, this.instances, this.sharding, this.failover, this.execution, {
-      onScheduleChange: (config) => this.trigger.reschedule(config.cron, config.timeZone),
-      onTrigger: () => this.executor.trigger(),
-      onFailoverWaiting: () => this.executor.failoverIfNecessary(),
-      onOwnInstanceDeleted: () => this.onOwnInstanceDeleted(),
-    });
+    this.reconcile = new ReconcileService(
+      this.ctx,
+      this.configService,
+      this.leader,
+      this.sharding,
+      () => this.checkOwnNodes(),
+      settings.reconcileMinuteMs,
+    );
+    const type = definition.type ?? 'SIMPLE';
+    const itemExecutor = this.ctx.plugins.itemExecutor(type);
+    if (!itemExecutor)
+      throw new JobConfigurationError(
+        jobName,
+        'type',
+        `'${type}' is not a job type; one of: ${this.ctx.plugins.names().itemExecutors.join(', ')}`,
+      );
+    this.executor = new JobExecutor(
+      this.ctx,
+      this.configService,
+      this.sharding,
+      this.execution,
+      this.failover,
+      itemExecutor,
+    );
+    this.trigger = new CronTrigger(
+      definition.config.cron,
+      definition.config.timeZone,
+      (at) => this.executor.fire(at.getTime()),
+      PREPARE_AHEAD_MS,
+    );
+    this.reactions = new ClusterChangeReactions(
+      this.ctx,
+      this.configService,
+      this.leader,
+      this.servers,
+      this.instances,
+      this.sharding,
+      this.failover,
+      this.execution,
+      {
+        onScheduleChange: (config) => this.trigger.reschedule(config.cron, config.timeZone),
+        onTrigger: () => this.executor.trigger(),
+        onFailoverWaiting: () => this.executor.failoverIfNecessary(),
+        onOwnInstanceDeleted: () => this.onOwnInstanceDeleted(),
+      },
+    );
   }
 
   get jobName(): string {
     return this.ctx.jobName;
+  }
+
+  /** This job's execution events on this instance (firings and items started, completed, skipped). */
+  get events(): ExecutionEvents {
+    return this.executor.events;
+  }
+
+  /** Hooks awaited around every firing of this job on this instance. Returns the call that removes them. */
+  addFiringHooks(hooks: FiringHooks): () => void {
+    return this.executor.addHooks(hooks);
   }
 
   get isRegistered(): boolean {
@@ -155,7 +212,8 @@ export class JobScheduler {
 
   /** Reads only: fails with JobConflictError when another method owns the job name in ZooKeeper. */
   checkConflict(): Promise<void> {
-    return this.configService.checkConflict();
+    // Connection trouble is retried as registration's is; a conflict is thrown at once.
+    return this.withRetries('conflict check', () => this.configService.checkConflict());
   }
 
   /**
@@ -168,12 +226,13 @@ export class JobScheduler {
     if (this.state !== 'LATENT') return;
     this.state = 'REGISTERING';
     this.unsubscribes.push(
-      this.ctx.registry.onNewSession(() => this.reRegister()),
-      this.ctx.registry.onStateChange((change) => {
+      this.ctx.connection.onNewSession(() => this.reRegister()),
+      this.ctx.connection.onStateChange((change) => {
         // Another instance may take our items over once the session is gone: tell the handlers.
         if (change.state === 'LOST') this.executor.abortAll('ZooKeeper session lost');
         // Same session: go on at once. A new session: after re-registration (see tryReRegistration).
-        if (change.state === 'RECONNECTED' && !change.newSession && this.state === 'REGISTERED') this.executor.catchUpAfterReconnect();
+        if (change.state === 'RECONNECTED' && !change.newSession && this.state === 'REGISTERED')
+          this.executor.catchUpAfterReconnect();
       }),
     );
     if (!(await this.tryRegistration())) this.retryInBackground('registration', () => this.tryRegistration());
@@ -185,23 +244,29 @@ export class JobScheduler {
     try {
       await this.withRetries('registration', async () => {
         // The cache first: the set-up is planned from it, and our own writes reach it without reads.
-        await this.ctx.storage.cache.start();
+        await this.ctx.storage.startCache();
         await this.configService.setUp();
         this.reactions.start();
         await this.leader.electLeader();
         await this.servers.persistOnline(!this.configService.load().disabled);
         await this.instances.persistOnline();
-        await this.ctx.storage.settled();
+        await this.ctx.storage.cached.settled();
         await this.servers.removeOfflineServers();
         if (this.leader.isLeader()) await this.sharding.setReshardingFlag();
-        if (this.configService.load().failover) await this.failover.recoverLegacyCrashedItems(this.configService.load());
+        if (this.configService.load().failover)
+          await this.failover.recoverLegacyCrashedItems(this.configService.load());
       });
     } catch (error) {
       // Half-registered is worse than absent: a leader that never fires would stall its peers.
       this.reactions.stop();
       await this.leader.removeLeader().catch(() => undefined);
       await this.instances.removeInstance().catch(() => undefined);
-      if (error instanceof JobConflictError || error instanceof JobConfigurationError) {
+      // What no retry can mend: a conflict, a bad configuration, a request ZooKeeper would refuse whatever happens.
+      const permanent =
+        error instanceof JobConflictError ||
+        error instanceof JobConfigurationError ||
+        registryErrorCode(error) === 'REQUEST_TOO_LARGE';
+      if (permanent) {
         this.setHealth('failed', error);
         throw error;
       }
@@ -214,14 +279,19 @@ export class JobScheduler {
     this.trigger.reschedule(this.configService.load().cron, this.configService.load().timeZone);
     this.trigger.start();
     this.reconcile.start();
-    void this.executor.failoverIfNecessary().catch((error: unknown) => this.ctx.logger.warn(`failover claim failed: ${String(error)}`));
-    this.ctx.logger.log(`registered as ${this.ctx.instanceId}; next firing ${this.trigger.nextFireTime().toISOString()}`);
+    void this.executor
+      .failoverIfNecessary()
+      .catch((error: unknown) => this.ctx.logger.warn(`failover claim failed: ${String(error)}`));
+    this.ctx.logger.log(
+      `registered as ${this.ctx.instanceId}; next firing ${this.trigger.nextFireTime().toISOString()}`,
+    );
     return true;
   }
 
   /** After a new session: our ephemeral nodes are gone. Put them back, clear stale markers, re-elect. */
   private async reRegister(): Promise<void> {
-    if (this.state === 'REGISTERED' && !(await this.tryReRegistration())) this.retryInBackground('re-registration', () => this.tryReRegistration());
+    if (this.state === 'REGISTERED' && !(await this.tryReRegistration()))
+      this.retryInBackground('re-registration', () => this.tryReRegistration());
   }
 
   private async tryReRegistration(): Promise<boolean> {
@@ -229,15 +299,20 @@ export class JobScheduler {
     try {
       await this.withRetries('re-registration', async () => {
         // The cache first: its watch back on this connection and the tree re-read (it started on RECONNECTED).
-        await this.ctx.storage.cache.start();
+        await this.ctx.storage.startCache();
         // Our running markers first: once our instance node is replaced, peers look for items we were running.
         // What we ran on the old session was aborted with it, and must not be failed over on top of our new runs.
-        await this.execution.clearOwnRunningInfo(this.configService.load().shardingTotalCount, { keepRunningHere: true });
-        const server = await this.ctx.storage.getDirectly(this.ctx.paths.server(this.ctx.ip));
+        await this.execution.clearOwnRunningInfo(this.configService.load().shardingTotalCount, {
+          keepRunningHere: true,
+        });
+        const server = await this.ctx.storage.direct.get(this.ctx.paths.server(this.ctx.ip));
         const enabled = server === undefined ? !this.configService.load().disabled : server !== SERVER_DISABLED;
         await this.servers.persistOnline(enabled);
         await this.instances.persistOnline();
-        if ((await this.ctx.storage.getDirectly(this.ctx.paths.leaderElectionInstance)) === undefined && server !== SERVER_DISABLED) {
+        if (
+          (await this.ctx.storage.direct.get(this.ctx.paths.leaderElectionInstance)) === undefined &&
+          server !== SERVER_DISABLED
+        ) {
           await this.leader.electLeader();
         }
       });
@@ -246,7 +321,10 @@ export class JobScheduler {
       return false;
     }
     this.setHealth('ok');
-    this.ctx.logger.log(`re-registered on the new session (server ${SERVER_ENABLED.toLowerCase()}: ${this.servers.isEnableServer(this.ctx.ip)})`);
+    this.ctx.logger.log(
+      `re-registered on the new session (server ${SERVER_ENABLED.toLowerCase()}: ` +
+        `${this.servers.isEnableServer(this.ctx.ip)})`,
+    );
     // Then the firing skipped while the session was gone, if any.
     this.executor.catchUpAfterReconnect();
     return true;
@@ -266,7 +344,7 @@ export class JobScheduler {
         await delay(wait, this.stopping.signal);
         if (stopped()) return;
         // Not connected: the next round waits again (a closed registry answers false at once).
-        if (!(await this.ctx.registry.waitForConnection(this.ctx.registry.sessionTimeoutMs))) continue;
+        if (!(await this.ctx.connection.waitForConnection(this.ctx.connection.sessionTimeoutMs))) continue;
         if (stopped() || (await attempt())) return;
       }
     };
@@ -277,7 +355,8 @@ export class JobScheduler {
 
   private setHealth(registration: JobHealth['registration'], error?: unknown): void {
     const lastError = error === undefined ? undefined : describeError(error);
-    if (registration !== this.health.registration) this.health = { registration, since: new Date(), ...(lastError ? { lastError } : {}) };
+    if (registration !== this.health.registration)
+      this.health = { registration, since: new Date(), ...(lastError ? { lastError } : {}) };
     else if (lastError) this.health = { ...this.health, lastError };
   }
 
@@ -287,7 +366,7 @@ export class JobScheduler {
    * re-registration to redo. Our server node missing (a peer's clean-up racing our start, an operator) is put back.
    */
   private async checkOwnNodes(): Promise<void> {
-    if (this.state !== 'REGISTERED' || !this.ctx.registry.isConnected()) return;
+    if (this.state !== 'REGISTERED' || !this.ctx.connection.isConnected()) return;
     if (!this.instances.isLocalInstanceOnline()) {
       const verdict = await this.instances.checkOwnNodeDeleted();
       if (verdict === 'deleted') await this.onOwnInstanceDeleted();
@@ -297,8 +376,8 @@ export class JobScheduler {
       }
     }
     const server = this.ctx.paths.server(this.ctx.ip);
-    if (this.state === 'REGISTERED' && !this.ctx.storage.has(server)) {
-      this.ctx.logger.warn(`reconcile: /${this.ctx.registry.namespace}${server} is missing: putting it back`);
+    if (this.state === 'REGISTERED' && !this.ctx.storage.cached.has(server)) {
+      this.ctx.logger.warn(`reconcile: ${this.ctx.storage.fullPath(server)} is missing: putting it back`);
       await this.servers.persistOnline(!this.configService.load().disabled);
     }
   }
@@ -318,17 +397,22 @@ export class JobScheduler {
     for (const unsubscribe of this.unsubscribes.splice(0)) unsubscribe();
     await this.executor.stop(timeoutMs);
     this.reactions.stop();
-    if (wasRegistered && this.ctx.registry.isConnected()) {
+    if (wasRegistered && this.ctx.connection.isConnected()) {
       const steps: Array<[string, () => Promise<void>]> = [
-        ['remove running markers', () => this.execution.clearOwnRunningInfo(this.configService.load().shardingTotalCount)],
+        [
+          'remove running markers',
+          () => this.execution.clearOwnRunningInfo(this.configService.load().shardingTotalCount),
+        ],
         ['remove leader node', () => this.leader.removeLeader()],
         ['remove instance node', () => this.instances.removeInstance()],
       ];
       for (const [what, step] of steps) {
-        await step().catch((error: unknown) => this.ctx.logger.warn(`shutdown: could not ${what}: ${error instanceof Error ? error.message : String(error)}`));
+        await step().catch((error: unknown) =>
+          this.ctx.logger.warn(`shutdown: could not ${what}: ${describeError(error)}`),
+        );
       }
     }
-    this.ctx.storage.cache.close();
+    this.ctx.storage.closeCache();
     this.ctx.logger.log('shut down');
   }
 
@@ -340,16 +424,25 @@ export class JobScheduler {
    * that node): we put ours back and go on, with a warning.
    */
   private async onOwnInstanceDeleted(): Promise<void> {
-    if (this.state !== 'REGISTERED' || (await this.instances.checkOwnNodeDeleted()) !== 'deleted' || this.state !== 'REGISTERED') return;
-    const { registry, paths, logger } = this.ctx;
-    const node = `/${registry.namespace}${paths.instance(this.ctx.instanceId)}`;
-    if ((await registry.exists(paths.instances)) === undefined) {
-      logger.warn(`/${registry.namespace}${paths.instances} was deleted with every instance under it: taken as an accident, re-creating ${node} (to stop this job on an instance, delete only that instance's node)`);
+    if (
+      this.state !== 'REGISTERED' ||
+      (await this.instances.checkOwnNodeDeleted()) !== 'deleted' ||
+      this.state !== 'REGISTERED'
+    )
+      return;
+    const { storage, paths, logger } = this.ctx;
+    const node = storage.fullPath(paths.instance(this.ctx.instanceId));
+    if ((await storage.direct.exists(paths.instances)) === undefined) {
+      logger.warn(
+        `${storage.fullPath(paths.instances)} was deleted with every instance under it: taken as an accident, ` +
+          `re-creating ${node} (to stop this job on an instance, delete only that instance's node)`,
+      );
       await this.instances.persistOnline();
       return;
     }
     // The listener and the reconcile may both have looked: stop once.
-    if (this.state === 'REGISTERED') await this.stopByOperator(`${node} was deleted while this instance's session lives`);
+    if (this.state === 'REGISTERED')
+      await this.stopByOperator(`${node} was deleted while this instance's session lives`);
   }
 
   /** ElasticJob's remote shutdown, cleaned up as its own shutdown is (ElasticJob leaks listeners here: #2437). */
@@ -358,27 +451,37 @@ export class JobScheduler {
     this.stopping.abort();
     this.shutdownRecord = { by: 'operator', at: new Date(), reason };
     this.ctx.logger.warn(`shut down by an operator: ${reason}. The job stops on this instance until the app restarts.`);
+    // Our items may be taken over as soon as peers see us gone: before anything is awaited, nothing may start any
+    // more (no firing, no item of the current one, no failover claim), running handlers are told, and the
+    // reactions stop; then the leadership goes at once.
+    const drained = this.executor.halt(
+      'this job was shut down on this instance by an operator',
+      this.settings.shutdownTimeoutMs ?? this.settings.waitTimeoutMs,
+    );
     this.trigger.stop();
     this.reconcile.stop();
+    this.reactions.stop();
     for (const unsubscribe of this.unsubscribes.splice(0)) unsubscribe();
-    // Our items may be taken over as soon as peers see us gone: tell the handlers, and let the leadership go at once.
-    this.executor.abortAll('this job was shut down on this instance by an operator');
     const steps: Array<[string, () => Promise<unknown>]> = [
       ['remove the leader node', () => this.leader.removeLeader()],
-      ['wait for running items', () => this.executor.stop(this.settings.shutdownTimeoutMs ?? this.settings.waitTimeoutMs)],
-      ['remove running markers', () => this.execution.clearOwnRunningInfo(this.configService.load().shardingTotalCount)],
+      ['wait for running items', () => drained],
+      [
+        'remove running markers',
+        () => this.execution.clearOwnRunningInfo(this.configService.load().shardingTotalCount),
+      ],
     ];
     for (const [what, step] of steps) {
-      await step().catch((error: unknown) => this.ctx.logger.warn(`operator shutdown: could not ${what}: ${error instanceof Error ? error.message : String(error)}`));
+      await step().catch((error: unknown) =>
+        this.ctx.logger.warn(`operator shutdown: could not ${what}: ${describeError(error)}`),
+      );
     }
-    this.reactions.stop();
-    this.ctx.storage.cache.close();
+    this.ctx.storage.closeCache();
   }
 
   /** ElasticJob's JobOperateAPI.trigger: one `trigger/{id}` node per live instance; each fires once, now. */
   async triggerAllInstances(): Promise<number> {
-    const { storage, paths, registry } = this.ctx;
-    const instances = (await registry.getChildren(paths.instances)) ?? [];
+    const { storage, paths } = this.ctx;
+    const instances = (await storage.direct.children(paths.instances)) ?? [];
     await Promise.all(instances.map((id) => storage.createIfNeeded(paths.trigger(id))));
     return instances.length;
   }
@@ -390,7 +493,9 @@ export class JobScheduler {
       instanceId: this.ctx.instanceId,
       registered,
       isLeader: registered && this.leader.isLeader(),
-      shardingItems: registered ? this.sharding.getShardingItems(this.ctx.instanceId, this.configService.load().shardingTotalCount) : [],
+      shardingItems: registered
+        ? this.sharding.getShardingItems(this.ctx.instanceId, this.configService.load().shardingTotalCount)
+        : [],
       runningItems: this.executor.runningItems(),
       firing: this.executor.isFiring,
       nextFireTime: this.trigger.isRunning ? this.trigger.nextFireTime() : undefined,
@@ -406,18 +511,16 @@ export class JobScheduler {
         await action();
         return;
       } catch (error) {
-        const code = (error as { code?: unknown }).code;
-        const transient = code === 'CONNECTION_LOSS' || code === 'SESSION_EXPIRED' || code === 'OPERATION_TIMEOUT';
+        // A closed registry center will not come back: only connection trouble that may pass is retried.
+        const transient = isConnectionTrouble(error) && registryErrorCode(error) !== 'CLOSED';
         if (!transient || this.state === 'SHUTDOWN' || attempt >= this.settings.maxRetries) throw error;
         const wait = backoffMs(attempt, this.settings.baseSleepTimeMs, this.settings.maxSleepTimeMs);
-        this.ctx.logger.warn(`${what} hit ${String(code)}; retry ${attempt + 1}/${this.settings.maxRetries} in ${wait} ms`);
-        await this.ctx.registry.waitForConnection(this.ctx.registry.sessionTimeoutMs);
+        this.ctx.logger.warn(
+          `${what} hit ${registryErrorCode(error)}; retry ${attempt + 1}/${this.settings.maxRetries} in ${wait} ms`,
+        );
+        await this.ctx.connection.waitForConnection(this.ctx.connection.sessionTimeoutMs);
         await delay(wait);
       }
     }
   }
-}
-
-function describeError(error: unknown): string {
-  return error instanceof Error ? error.message : String(error);
 }

@@ -38,7 +38,20 @@ export class JobNodePath {
     this.triggers = `${this.root}/trigger`;
     this.systemTimeCurrent = `${this.root}/systemTime/current`;
     const leader = `${this.root}/leader`;
-    this.skeletonPaths = [this.root, this.servers, this.instances, this.sharding, leader, `${leader}/election`, this.leaderElectionLatch, `${leader}/sharding`, `${leader}/failover`, this.failoverItems, this.failoverLatch, this.triggers];
+    this.skeletonPaths = [
+      this.root,
+      this.servers,
+      this.instances,
+      this.sharding,
+      leader,
+      `${leader}/election`,
+      this.leaderElectionLatch,
+      `${leader}/sharding`,
+      `${leader}/failover`,
+      this.failoverItems,
+      this.failoverLatch,
+      this.triggers,
+    ];
     this.skeletonSet = new Set(this.skeletonPaths);
   }
 
@@ -57,7 +70,8 @@ export class JobNodePath {
   cacheShape(path: string): NodeShape {
     // The election latch's participants are listed (so a handover can see whether anyone queues there), not read.
     if (path === this.leaderElectionLatch) return { data: false, children: true };
-    if (path.startsWith(`${this.leaderElectionLatch}/`)) return path.lastIndexOf('/') === this.leaderElectionLatch.length ? { data: false, children: false } : 'ignore';
+    if (path.startsWith(`${this.leaderElectionLatch}/`))
+      return path.lastIndexOf('/') === this.leaderElectionLatch.length ? { data: false, children: false } : 'ignore';
     if (path === this.failoverLatch || path.startsWith(`${this.failoverLatch}/`)) return 'ignore';
     if (this.skeletonSet.has(path)) return { data: path === this.root, children: true };
     const rel = path.slice(this.root.length + 1).split('/');
@@ -69,7 +83,8 @@ export class JobNodePath {
     // Flags whose existence is all they say: announced, never read.
     if (path === this.shardingNecessary || path === this.shardingProcessing) return { data: false, children: false };
     if (rel.length === 3 && rel[0] === 'sharding' && rel[2] === 'misfire') return { data: false, children: false };
-    if (rel.length === 2 && (rel[0] === 'trigger' || path.startsWith(`${this.failoverItems}/`))) return { data: false, children: false };
+    if (rel.length === 2 && (rel[0] === 'trigger' || path.startsWith(`${this.failoverItems}/`)))
+      return { data: false, children: false };
     return { data: true, children: false };
   }
 
@@ -119,12 +134,16 @@ export class JobNodePath {
 
   /** `servers/{ip}` → ip, for events on server nodes; undefined for other paths. */
   serverIpOf(path: string): string | undefined {
-    return path.startsWith(`${this.servers}/`) && !path.slice(this.servers.length + 1).includes('/') ? path.slice(this.servers.length + 1) : undefined;
+    return path.startsWith(`${this.servers}/`) && !path.slice(this.servers.length + 1).includes('/')
+      ? path.slice(this.servers.length + 1)
+      : undefined;
   }
 
   /** `instances/{id}` → id; undefined for other paths. */
   instanceIdOf(path: string): string | undefined {
-    return path.startsWith(`${this.instances}/`) && !path.slice(this.instances.length + 1).includes('/') ? path.slice(this.instances.length + 1) : undefined;
+    return path.startsWith(`${this.instances}/`) && !path.slice(this.instances.length + 1).includes('/')
+      ? path.slice(this.instances.length + 1)
+      : undefined;
   }
 }
 

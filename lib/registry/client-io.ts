@@ -1,41 +1,16 @@
 import type { Socket } from 'node:net';
-import type { Client } from 'node-zookeeper-client';
-import { internals, type ConnectionManagerInternals } from './client-internals.js';
 
 /**
  * Two fixes to node-zookeeper-client's socket handling, which a 1000-job start-up profile showed costing about a
- * fifth of the process's CPU (docs/reference/zookeeper.md §3: the client is unmaintained, its version is pinned):
+ * fifth of the process's CPU (docs/reference/zookeeper.md §3: the client is unmaintained, its version is pinned).
+ * The adapter (zookeeper-client.adapter.ts) installs them into the client:
  *
  * - Reading: on every answer in a chunk the client copies the rest of the chunk into a new buffer (it re-enters
- *   its handler with `concat(rest, empty)`), quadratic in the number of answers per chunk. Here the chunks are
- *   cut into whole frames first, each handed over on its own, so the client never keeps a remainder to copy.
- * - Writing: the client writes every request with its own `socket.write`, a system call each. Here the writes of
- *   one tick are corked and leave together.
- *
- * Both hook methods the client binds when it opens a socket, so they must be installed before connect().
+ *   its handler with `concat(rest, empty)`), quadratic in the number of answers per chunk. FrameReader cuts the
+ *   chunks into whole frames first, each handed over on its own, so the client never keeps a remainder to copy.
+ * - Writing: the client writes every request with its own `socket.write`, a system call each. corkEachTick makes
+ *   the writes of one tick leave together.
  */
-export function streamlineClientIo(client: Client): void {
-  // Shape checked by assertClientShape before this is called.
-  const manager: ConnectionManagerIo = internals(client);
-  const handleFrame = manager.onSocketData;
-  const onConnected = manager.onSocketConnected;
-  let framer: FrameReader | undefined;
-
-  manager.onSocketConnected = function (this: ConnectionManagerIo, ...args: unknown[]) {
-    if (manager.socket) corkEachTick(manager.socket);
-    return onConnected.apply(manager, args);
-  };
-  manager.onSocketData = function (this: ConnectionManagerIo, data: Buffer) {
-    const socket = manager.socket;
-    if (!framer || framer.socket !== socket) framer = new FrameReader(socket);
-    for (const frame of framer.push(data)) {
-      handleFrame.call(manager, frame);
-      if (manager.socket !== socket) return; // the client dropped this connection on what it read
-    }
-  };
-}
-
-type ConnectionManagerIo = Pick<ConnectionManagerInternals, 'socket' | 'onSocketData' | 'onSocketConnected'>;
 
 /** ZooKeeper frames: a 4-byte big-endian length, then that many bytes. */
 export class FrameReader {
@@ -65,7 +40,7 @@ export class FrameReader {
   }
 }
 
-function corkEachTick(socket: Socket): void {
+export function corkEachTick(socket: Socket): void {
   const marked = socket as Socket & { __elasticJobCorked?: boolean };
   if (marked.__elasticJobCorked) return;
   marked.__elasticJobCorked = true;

@@ -1,5 +1,6 @@
 import { Logger } from '@nestjs/common';
-import { registryErrorCode, type ZookeeperRegistryCenter } from './zookeeper-registry-center.js';
+import { describeError, registryErrorCode } from '../errors/elastic-job.errors.js';
+import type { RegistryCenter } from './registry-center.js';
 import type { ConnectionStateChange, WatchEvent } from './registry.types.js';
 
 type LatchState = 'LATENT' | 'STARTED' | 'CLOSED';
@@ -49,7 +50,7 @@ export class LeaderLatch {
   };
 
   constructor(
-    private readonly registry: ZookeeperRegistryCenter,
+    private readonly registry: RegistryCenter,
     readonly latchPath: string,
     private readonly id = '',
     logContext = 'ElasticJob:LeaderLatch',
@@ -135,7 +136,12 @@ export class LeaderLatch {
     const old = this.ourPath;
     this.ourPath = undefined;
     if (old) void this.deleteGuaranteed(old);
-    const created = await this.registry.createProtectedEphemeralSequential(this.latchPath, LOCK_NAME, Buffer.from(this.id, 'utf8'), deadline);
+    const created = await this.registry.createProtectedEphemeralSequential(
+      this.latchPath,
+      LOCK_NAME,
+      Buffer.from(this.id, 'utf8'),
+      deadline,
+    );
     if (this.state !== 'STARTED') {
       await this.deleteGuaranteed(created);
       return;
@@ -154,7 +160,7 @@ export class LeaderLatch {
     this.checking = this.checkLeadership()
       .catch((error: unknown) => {
         const code = registryErrorCode(error);
-        if (code !== 'CLOSED') this.logger.warn(`latch ${this.latchPath}: ${error instanceof Error ? error.message : String(error)}`);
+        if (code !== 'CLOSED') this.logger.warn(`latch ${this.latchPath}: ${describeError(error)}`);
       })
       .finally(() => {
         this.checking = undefined;

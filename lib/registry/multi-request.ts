@@ -1,11 +1,9 @@
-import type { Client } from 'node-zookeeper-client';
-import { createClientException, internals, jute, type JuteRecord } from './client-internals.js';
-
 /**
  * ZooKeeper `multi` requests written straight into one buffer. node-zookeeper-client's own Transaction builds a
  * generic jute record per op and measures every record again for each level of nesting; on a 1000-job firing
  * profile that was a third of all the memory allocated. Same bytes on the wire (MultiTransactionRecord), and the
- * answer is still read by the client (its MultiResponse reader), so only the request side is ours.
+ * answer is still read by the client (its MultiResponse reader), so only the request side is ours. Sent by the
+ * client adapter (zookeeper-client.adapter.ts).
  */
 
 const OP = { create: 1, remove: 2, setData: 5, check: 13 } as const;
@@ -26,7 +24,11 @@ export interface MultiAcl {
 
 /** The ACL of created nodes as jute writes it (`vector<ACL>`, each `int perms; ustring scheme; ustring id`), once. */
 export function multiAcl(acls: readonly MultiAcl[]): Buffer {
-  const parts = acls.map((acl) => ({ permission: acl.permission, scheme: Buffer.from(acl.scheme, 'utf8'), id: Buffer.from(acl.id, 'utf8') }));
+  const parts = acls.map((acl) => ({
+    permission: acl.permission,
+    scheme: Buffer.from(acl.scheme, 'utf8'),
+    id: Buffer.from(acl.id, 'utf8'),
+  }));
   const buffer = Buffer.alloc(4 + parts.reduce((size, part) => size + 12 + part.scheme.length + part.id.length, 0));
   let at = buffer.writeInt32BE(parts.length, 0);
   for (const part of parts) {
@@ -39,8 +41,22 @@ export function multiAcl(acls: readonly MultiAcl[]): Buffer {
   return buffer;
 }
 
-/** `MultiTransactionRecord`: per op a `MultiHeader { int type; boolean done; int err }` and its request, then an end header. */
-export class MultiRequest implements JuteRecord {
+/**
+ * Bytes one op takes in a multi request: its MultiHeader, path, version or flags, and for creates and setData its
+ * data (and a create's ACL). The one measure both the encoder and the request-size limit use.
+ */
+export function multiOpSize(op: { op: MultiOp['op']; data?: Buffer }, pathBytes: number, aclBytes: number): number {
+  const base = 9 + 4 + pathBytes + 4;
+  if (op.op === 'create') return base + 4 + op.data!.length + aclBytes;
+  if (op.op === 'setData') return base + 4 + op.data!.length;
+  return base;
+}
+
+/**
+ * `MultiTransactionRecord`: per op a `MultiHeader { int type; boolean done; int err }` and its request, then an end
+ * header.
+ */
+export class MultiRequest {
   private chroot = '';
   private size: number | undefined;
 
@@ -58,11 +74,7 @@ export class MultiRequest implements JuteRecord {
   byteLength(): number {
     if (this.size !== undefined) return this.size;
     let size = 9; // the end header
-    for (const op of this.ops) {
-      size += 9 + 4 + Buffer.byteLength(this.path(op.path)) + 4; // header, path, version or flags
-      if (op.op === 'create') size += 4 + op.data.length + this.acl.length;
-      else if (op.op === 'setData') size += 4 + op.data.length;
-    }
+    for (const op of this.ops) size += multiOpSize(op, Buffer.byteLength(this.path(op.path)), this.acl.length);
     return (this.size = size);
   }
 
@@ -101,25 +113,4 @@ function header(buffer: Buffer, at: number, type: number, done: boolean): number
   at = buffer.writeInt32BE(type, at);
   at = buffer.writeUInt8(done ? 1 : 0, at);
   return buffer.writeInt32BE(-1, at);
-}
-
-interface MultiResult {
-  type: number;
-  err?: number;
-}
-
-/**
- * Sends the ops as one `multi`; the callback gets the error of the op that failed it (as the client's own
- * Transaction.commit reports it: NODE_EXISTS, NO_NODE, ...), a connection error, or null.
- */
-export function sendMulti(client: Client, ops: readonly MultiOp[], acl: Buffer, callback: (error: unknown) => void): void {
-  const header = new jute.protocol.RequestHeader();
-  header.type = jute.OP_CODES.MULTI;
-  const request = new jute.Request(header, new MultiRequest(ops, acl));
-  internals(client).queue(request, (error, response) => {
-    if (error) return callback(error);
-    const results = (response as { payload?: { results?: MultiResult[] } } | undefined)?.payload?.results ?? [];
-    const failed = results.find((result) => result.type === jute.OP_CODES.ERROR && result.err !== 0);
-    callback(failed ? createClientException(failed.err!) : null);
-  });
 }

@@ -1,3 +1,5 @@
+import { RegistryError } from '../errors/elastic-job.errors.js';
+import { multiOpSize } from './multi-request.js';
 import type { TransactionOp } from './registry.types.js';
 
 /**
@@ -17,36 +19,84 @@ export const MULTI_BATCH_OPS = 1000;
 /** Requests one fallback or scan keeps in flight at once (instead of one per item, all at once). */
 export const MAX_CONCURRENT_REQUESTS = 64;
 
-/** Bytes an op takes in a multi request (its MultiHeader, path, data, ACL, version or flags), ACL as given. */
-export function multiOpBytes(op: TransactionOp, aclBytes: number): number {
-  const base = 9 + 4 + Buffer.byteLength(op.path, 'utf8') + 4;
-  if (op.op === 'create') return base + 4 + op.data.length + aclBytes;
-  if (op.op === 'setData') return base + 4 + op.data.length;
-  return base;
+/** The end header of a multi request (a MultiHeader); the request header and length prefix come on top. */
+const MULTI_END_BYTES = 9;
+
+/**
+ * Bytes an op takes in a multi request (its MultiHeader, path, data, ACL, version or flags), ACL as given. The path
+ * on the wire carries the namespace and any chroot: `pathPrefixBytes` (`/{namespace}` and the chroot, in bytes).
+ */
+export function multiOpBytes(op: TransactionOp, aclBytes: number, pathPrefixBytes = 0): number {
+  return multiOpSize(op, pathPrefixBytes + Buffer.byteLength(op.path, 'utf8'), aclBytes);
 }
 
-/** Cuts ops, in order, into batches within MULTI_BATCH_BYTES and MULTI_BATCH_OPS (an op larger than that goes alone). */
-export function multiBatches(ops: readonly TransactionOp[], aclBytes: number): TransactionOp[][] {
+/** Bytes of a whole multi request body of these ops (see multiOpBytes). */
+export function multiRequestBytes(ops: readonly TransactionOp[], aclBytes: number, pathPrefixBytes = 0): number {
+  return ops.reduce((size, op) => size + multiOpBytes(op, aclBytes, pathPrefixBytes), MULTI_END_BYTES);
+}
+
+/** Data the server would refuse by dropping the connection (jute.maxbuffer) is refused here, with a reason. */
+export function assertNodeDataFits(path: string, data: Buffer): void {
+  if (data.length > MAX_NODE_DATA_BYTES) {
+    throw new RegistryError(
+      'REQUEST_TOO_LARGE',
+      path,
+      `${data.length} bytes for ${path} exceed what a ZooKeeper node may hold here (${MAX_NODE_DATA_BYTES})`,
+    );
+  }
+}
+
+/** A multi request the server would drop the connection on (jute.maxbuffer) is refused here, with a reason. */
+export function assertMultiRequestFits(ops: readonly TransactionOp[], aclBytes: number, pathPrefixBytes: number): void {
+  const bytes = multiRequestBytes(ops, aclBytes, pathPrefixBytes);
+  if (bytes > MAX_NODE_DATA_BYTES) {
+    throw new RegistryError(
+      'REQUEST_TOO_LARGE',
+      ops[0]?.path,
+      `a multi request of ${ops.length} ops and ${bytes} bytes exceeds ZooKeeper's request limit; cut it with ` +
+        `multiBatches()`,
+    );
+  }
+}
+
+/**
+ * Cuts ops, in order, into batches within MULTI_BATCH_BYTES and MULTI_BATCH_OPS (an op larger than that goes alone).
+ * `leading` ops (say ElasticJob's check of the job root) start every batch and count towards its limits.
+ */
+export function multiBatches(
+  ops: readonly TransactionOp[],
+  aclBytes: number,
+  pathPrefixBytes = 0,
+  leading: readonly TransactionOp[] = [],
+): TransactionOp[][] {
   const batches: TransactionOp[][] = [];
-  let batch: TransactionOp[] = [];
-  let bytes = 0;
+  const leadingBytes = multiRequestBytes(leading, aclBytes, pathPrefixBytes);
+  let batch: TransactionOp[] = [...leading];
+  let bytes = leadingBytes;
   for (const op of ops) {
-    const size = multiOpBytes(op, aclBytes);
-    if (batch.length > 0 && (bytes + size > MULTI_BATCH_BYTES || batch.length >= MULTI_BATCH_OPS)) {
+    const size = multiOpBytes(op, aclBytes, pathPrefixBytes);
+    if (batch.length > leading.length && (bytes + size > MULTI_BATCH_BYTES || batch.length >= MULTI_BATCH_OPS)) {
       batches.push(batch);
-      batch = [];
-      bytes = 0;
+      batch = [...leading];
+      bytes = leadingBytes;
     }
     batch.push(op);
     bytes += size;
   }
-  if (batch.length > 0) batches.push(batch);
+  if (batch.length > leading.length) batches.push(batch);
   return batches;
 }
 
-/** Runs `task` for every item with at most `limit` running at once; resolves with the results in order, or rejects with the first failure. */
-export async function mapBounded<T, R>(items: readonly T[], task: (item: T) => Promise<R>, limit = MAX_CONCURRENT_REQUESTS): Promise<R[]> {
-  const results = new Array<R>(items.length);
+/**
+ * Runs `task` for every item with at most `limit` running at once; resolves with the results in order, or rejects with
+ * the first failure.
+ */
+export async function mapBounded<T, R>(
+  items: readonly T[],
+  task: (item: T) => Promise<R>,
+  limit = MAX_CONCURRENT_REQUESTS,
+): Promise<R[]> {
+  const results: R[] = [];
   let next = 0;
   let failed = false;
   const worker = async (): Promise<void> => {

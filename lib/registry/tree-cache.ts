@@ -1,5 +1,6 @@
 import { Logger } from '@nestjs/common';
-import { registryErrorCode, type ZookeeperRegistryCenter } from './zookeeper-registry-center.js';
+import { describeError, isConnectionTrouble, registryErrorCode } from '../errors/elastic-job.errors.js';
+import type { RegistryCenter } from './registry-center.js';
 import type { ConnectionStateChange, WatchEvent } from './registry.types.js';
 import { MAX_CONCURRENT_REQUESTS } from './request-limits.js';
 
@@ -39,8 +40,6 @@ interface SnapshotNode {
 /** Reads one cache keeps in flight at most (a job's tree is a few dozen nodes unless it has thousands of items). */
 const MAX_CONCURRENT_READS = 4 * MAX_CONCURRENT_REQUESTS;
 
-const CONNECTION_TROUBLE = new Set(['CONNECTION_LOSS', 'SESSION_EXPIRED', 'CLOSED', 'OPERATION_TIMEOUT']);
-
 type Lifecycle = 'LATENT' | 'STARTED' | 'CLOSED';
 
 /**
@@ -73,12 +72,14 @@ export class TreeCache {
   private lifecycle: Lifecycle = 'LATENT';
   private unsubscribe: (() => void) | undefined;
   private readonly watcher = (event: WatchEvent): void => this.onWatch(event);
-  /** Reads in flight, and those waiting for a slot: a tree of many thousand items is read a bounded number at a time. */
+  /**
+   * Reads in flight, and those waiting for a slot: a tree of many thousand items is read a bounded number at a time.
+   */
   private readsInFlight = 0;
   private readonly readSlots: Array<() => void> = [];
 
   constructor(
-    private readonly registry: ZookeeperRegistryCenter,
+    private readonly registry: RegistryCenter,
     readonly root: string,
     logContext = `ElasticJob:TreeCache:${root}`,
     private readonly shape: (path: string) => NodeShape = () => ({ data: true, children: true }),
@@ -130,7 +131,8 @@ export class TreeCache {
     });
     const outcome = await Promise.race([done, timedOut]);
     clearTimeout(timer);
-    if (outcome === 'timeout') this.logger.warn(`reads still outstanding after ${timeoutMs} ms; going on with what the cache has`);
+    if (outcome === 'timeout')
+      this.logger.warn(`reads still outstanding after ${timeoutMs} ms; going on with what the cache has`);
   }
 
   /**
@@ -211,7 +213,7 @@ export class TreeCache {
     this.synced = false;
     void this.startResync().catch((error: unknown) => {
       // More connection trouble: the next reconnection tries again.
-      if (!CONNECTION_TROUBLE.has(registryErrorCode(error) ?? '')) this.logger.warn(`could not re-sync ${this.root}: ${describe(error)}`);
+      if (!isConnectionTrouble(error)) this.logger.warn(`could not re-sync ${this.root}: ${describe(error)}`);
     });
   }
 
@@ -222,8 +224,11 @@ export class TreeCache {
         await this.registry.addPersistentRecursiveWatch(this.root, this.watcher);
       } catch (error) {
         const code = registryErrorCode(error);
-        if (!CONNECTION_TROUBLE.has(code ?? '')) {
-          this.logger.error(`ZooKeeper refused a persistent recursive watch on ${this.root} (${code}): ZooKeeper 3.6 or later is required`);
+        if (!isConnectionTrouble(error)) {
+          this.logger.error(
+            `ZooKeeper refused a persistent recursive watch on ${this.root} (${code}): ZooKeeper 3.6 or later is ` +
+              `required`,
+          );
         }
         throw error;
       }
@@ -259,7 +264,10 @@ export class TreeCache {
       ]);
       // Gone meanwhile (either read says so): its deletion event follows.
       if (!node || children === undefined) return;
-      snapshot.set(path, { node: shape.data ? node : { data: Buffer.alloc(0), version: 0, mzxid: node.mzxid }, children });
+      snapshot.set(path, {
+        node: shape.data ? node : { data: Buffer.alloc(0), version: 0, mzxid: node.mzxid },
+        children,
+      });
       await Promise.all(children.map((child) => visit(`${path}/${child}`)));
     };
     await visit(root);
@@ -277,7 +285,9 @@ export class TreeCache {
       const cached = this.nodes.get(path);
       if (!cached) continue;
       const listed = new Set(children);
-      for (const gone of [...cached.children].filter((child) => !listed.has(child) || !snapshot.has(`${path}/${child}`))) {
+      for (const gone of [...cached.children].filter(
+        (child) => !listed.has(child) || !snapshot.has(`${path}/${child}`),
+      )) {
         this.removeSubtree(`${path}/${gone}`);
       }
     }
@@ -325,10 +335,11 @@ export class TreeCache {
         node = await observed;
       } catch (error) {
         // A read lost to connection trouble: the re-sync after reconnection reads everything again.
-        if (!CONNECTION_TROUBLE.has(registryErrorCode(error) ?? '')) this.logger.warn(`could not read ${path}: ${describe(error)}`);
+        if (!isConnectionTrouble(error)) this.logger.warn(`could not read ${path}: ${describe(error)}`);
         node = 'unknown';
       }
-      if (node === undefined) this.removeSubtree(path); // deleted since: its own event follows
+      if (node === undefined)
+        this.removeSubtree(path); // deleted since: its own event follows
       else if (node !== 'unknown') this.applyNode(path, node, false);
     });
   }
@@ -392,7 +403,8 @@ export class TreeCache {
     }
     // An answer older than what we have (reads race each other around a re-sync) is dropped.
     if (!fromSnapshot && node.mzxid !== 0n && node.mzxid < previous.mzxid) return;
-    const changed = previous.data === undefined || previous.version !== node.version || !previous.data.equals(node.data);
+    const changed =
+      previous.data === undefined || previous.version !== node.version || !previous.data.equals(node.data);
     previous.data = node.data;
     previous.version = node.version;
     previous.mzxid = node.mzxid;
@@ -415,12 +427,14 @@ export class TreeCache {
       try {
         listener(event);
       } catch (error) {
-        this.logger.error(`listener failed on ${event.type} ${event.path}: ${error instanceof Error ? error.stack : String(error)}`);
+        this.logger.error(
+          `listener failed on ${event.type} ${event.path}: ${error instanceof Error ? error.stack : String(error)}`,
+        );
       }
     }
   }
 }
 
 function describe(error: unknown): string {
-  return error instanceof Error ? error.message : String(error);
+  return describeError(error);
 }

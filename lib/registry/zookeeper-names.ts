@@ -9,7 +9,8 @@ export function nodeNameProblem(name: string): string | undefined {
   if (name === '.' || name === '..') return `'${name}' is not a node name`;
   if (name.includes('/')) return "contains '/'";
   // eslint-disable-next-line no-control-regex
-  if (/[\s\u0000-\u001f\u007f-\u009f\ud800-\uf8ff\ufff0-\uffff]/.test(name)) return 'contains whitespace, a control character or a character ZooKeeper refuses';
+  if (/[\s\u0000-\u001f\u007f-\u009f\ud800-\uf8ff\ufff0-\uffff]/.test(name))
+    return 'contains whitespace, a control character or a character ZooKeeper refuses';
   return undefined;
 }
 
@@ -28,7 +29,8 @@ export interface ServerAddress {
 export function parseServerLists(serverLists: string): { servers: ServerAddress[]; chroot: string } | string {
   const slash = serverLists.indexOf('/');
   const hosts = slash < 0 ? serverLists : serverLists.slice(0, slash);
-  const chroot = slash < 0 ? '' : serverLists.slice(slash);
+  // A lone trailing '/' is no chroot, as the client reads it (ConnectionStringParser).
+  const chroot = slash < 0 || slash === serverLists.length - 1 ? '' : serverLists.slice(slash);
   const servers: ServerAddress[] = [];
   for (const entry of hosts.split(',')) {
     // No IPv6 literals: the client splits each entry at its first ':'.

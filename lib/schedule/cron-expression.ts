@@ -1,4 +1,5 @@
 import { type CronExpression, CronExpressionParser } from 'cron-parser';
+import { describeError } from '../errors/elastic-job.errors.js';
 
 /**
  * ElasticJob users write Quartz cron (`0/5 * * * * ?`). cron-parser reads `?` too; we also accept a Quartz year
@@ -26,15 +27,19 @@ export function validateCron(cron: unknown, timeZone: string | undefined): strin
 }
 
 function checkCron(cron: unknown, timeZone: string | undefined): string | undefined {
-  if (typeof cron !== 'string' || cron.trim() === '') return 'is required: a 6-field (with seconds) or 5-field cron expression';
+  if (typeof cron !== 'string' || cron.trim() === '')
+    return 'is required: a 6-field (with seconds) or 5-field cron expression';
   const fields = cron.trim().split(/\s+/);
   if (fields.length === 7 && fields[6] !== '*') return `'${cron}' has a Quartz year field; only '*' is supported there`;
-  if (fields.length < 5 || fields.length > 7) return `'${cron}' must have 5 or 6 fields (seconds first), e.g. '*/5 * * * * *'`;
-  if (fields.some((field) => /W/.test(field))) return `'${cron}': the Quartz 'W' (nearest weekday) is not supported`;
+  if (fields.length < 5 || fields.length > 7)
+    return `'${cron}' must have 5 or 6 fields (seconds first), e.g. '*/5 * * * * *'`;
+  // Quartz's 'W' (nearest weekday) belongs to day-of-month; elsewhere a W is part of a name (WED).
+  const dayOfMonth = fields[fields.length >= 6 ? 3 : 2] ?? '';
+  if (/W/i.test(dayOfMonth)) return `'${cron}': the Quartz 'W' (nearest weekday) is not supported`;
   try {
     CronExpressionParser.parse(normalizeCron(cron), { tz: timeZone }).next();
   } catch (error) {
-    return `'${cron}' is not a valid cron expression: ${error instanceof Error ? error.message : String(error)}`;
+    return `'${cron}' is not a valid cron expression: ${describeError(error)}`;
   }
   return undefined;
 }
@@ -43,7 +48,7 @@ export function validateTimeZone(timeZone: unknown): string | undefined {
   if (timeZone === undefined) return undefined;
   if (typeof timeZone !== 'string' || timeZone === '') return 'must be an IANA time zone name such as "Europe/Berlin"';
   try {
-    new Intl.DateTimeFormat('en-US', { timeZone });
+    Intl.DateTimeFormat('en-US', { timeZone }); // throws a RangeError on a name it does not know
   } catch {
     return `'${timeZone}' is not a known IANA time zone name (e.g. "UTC", "Europe/Berlin")`;
   }

@@ -14,6 +14,8 @@ export class CacheCleanupJob {
     overwrite: true,
   })
   clean(context: ShardingContext): void {
-    this.logger.log(`item ${context.shardingItem} (partition ${context.shardingItem} of ${context.shardingTotalCount}) on ${process.env.INSTANCE_NAME ?? process.pid}`);
+    this.logger.log(
+      `item ${context.shardingItem} (partition ${context.shardingItem} of ${context.shardingTotalCount}) on ${process.env.INSTANCE_NAME ?? process.pid}`,
+    );
   }
 }

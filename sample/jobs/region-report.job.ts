@@ -17,6 +17,8 @@ export class RegionReportJob {
   async build(context: ShardingContext): Promise<void> {
     await new Promise((resolve) => setTimeout(resolve, 100));
     if (context.signal.aborted) return;
-    this.logger.log(`item ${context.shardingItem} (${context.shardingParameter}) on ${process.env.INSTANCE_NAME ?? process.pid}`);
+    this.logger.log(
+      `item ${context.shardingItem} (${context.shardingParameter}) on ${process.env.INSTANCE_NAME ?? process.pid}`,
+    );
   }
 }

@@ -14,7 +14,10 @@ afterEach(async () => {
 });
 
 function startCluster(namespace: string, count: number): ClusterInstance[] {
-  const started = Array.from({ length: count }, () => new ClusterInstance({ zkConnect: zkConnect(), namespace, total: 6, params: PARAMS }));
+  const started = Array.from(
+    { length: count },
+    () => new ClusterInstance({ zkConnect: zkConnect(), namespace, total: 6, params: PARAMS }),
+  );
   instances.push(...started);
   return started;
 }
@@ -39,20 +42,38 @@ describe('a cluster of real processes', () => {
     await Promise.all(cluster.map((i) => i.waitForLine(/^READY$/, 60_000)));
     // Wait until the cluster has settled: all three instances run items in the same second.
     let settledAt = 0;
-    await waitForRuns(cluster, () => {
-      const buckets = runsBySecond(cluster, 0, Date.now());
-      for (const [second, runs] of buckets) {
-        if (new Set(runs.map((r) => r.pid)).size === 3 && runs.length === 6) settledAt = (second + 1) * 1000;
-      }
-      return settledAt > 0;
-    }, 30_000, 'all three instances sharing the items');
+    await waitForRuns(
+      cluster,
+      () => {
+        const buckets = runsBySecond(cluster, 0, Date.now());
+        for (const [second, runs] of buckets) {
+          if (new Set(runs.map((r) => r.pid)).size === 3 && runs.length === 6) settledAt = (second + 1) * 1000;
+        }
+        return settledAt > 0;
+      },
+      30_000,
+      'all three instances sharing the items',
+    );
     const windowEnd = settledAt + 5000;
-    await waitForRuns(cluster, () => cluster.every((i) => i.runs().some((r) => r.start >= windowEnd)), 20_000, 'five more firings');
+    await waitForRuns(
+      cluster,
+      () => cluster.every((i) => i.runs().some((r) => r.start >= windowEnd)),
+      20_000,
+      'five more firings',
+    );
     const buckets = runsBySecond(cluster, settledAt, windowEnd);
-    expectEachItemOncePerSecond(buckets, cluster.map((i) => i.pid));
+    expectEachItemOncePerSecond(
+      buckets,
+      cluster.map((i) => i.pid),
+    );
     // AVG_ALLOCATION: 2 items each, always the same ones.
     for (const instance of cluster) {
-      const items = new Set(instance.runs().filter((r) => r.start >= settledAt && r.start < windowEnd).map((r) => r.item));
+      const items = new Set(
+        instance
+          .runs()
+          .filter((r) => r.start >= settledAt && r.start < windowEnd)
+          .map((r) => r.item),
+      );
       expect(items.size).toBe(2);
     }
   });
@@ -64,9 +85,15 @@ describe('a cluster of real processes', () => {
     const zk = await startRegistry({ namespace });
     registries.push(zk);
     const leaderPath = '/cluster-job/leader/election/instance';
-    const leaderId = (await eventually(() => zk.getData(leaderPath), (d) => d !== undefined, 10_000, 'a leader'))!.data.toString();
-    const leader = cluster.find((i) => leaderId.endsWith(`@-@${i.pid}`))!;
-    expect(leader).toBeDefined();
+    const leaderId = (await eventually(
+      () => zk.getData(leaderPath),
+      (d) => d !== undefined,
+      10_000,
+      'a leader',
+    ))!.data.toString();
+    // The leader node names one of the three by its full instance id ({ip}@-@{pid}).
+    expect(cluster.map((i) => i.instanceId())).toContain(leaderId);
+    const leader = cluster.find((i) => i.instanceId() === leaderId)!;
     const survivors = cluster.filter((i) => i !== leader);
 
     // Watch the leader node from an observer session, event-driven.
@@ -100,7 +127,9 @@ describe('a cluster of real processes', () => {
     // Nest runs the shutdown hooks, then re-raises the signal: a clean exit by SIGTERM.
     const exitCode = await leader.exited;
     expect(exitCode === 0 || leader.child.signalCode === 'SIGTERM').toBe(true);
-    process.stdout.write(`graceful leave: new leader ${electedAt - termAt} ms after SIGTERM (session timeout 15000 ms)\n`);
+    process.stdout.write(
+      `graceful leave: new leader ${electedAt - termAt} ms after SIGTERM (session timeout 15000 ms)\n`,
+    );
     // The session timeout is 15 s: a takeover through expiry would take that long.
     expect(electedAt - termAt).toBeLessThan(5000);
     expect(deletedAt).toBeGreaterThan(0);
@@ -111,8 +140,16 @@ describe('a cluster of real processes', () => {
     // The two survivors now cover all six items every second.
     const from = Date.now() + 3000;
     const to = from + 4000;
-    await waitForRuns(survivors, () => survivors.every((i) => i.runs().some((r) => r.start >= to)), 20_000, 'survivors firing');
-    expectEachItemOncePerSecond(runsBySecond(survivors, from, to), survivors.map((s) => s.pid));
+    await waitForRuns(
+      survivors,
+      () => survivors.every((i) => i.runs().some((r) => r.start >= to)),
+      20_000,
+      'survivors firing',
+    );
+    expectEachItemOncePerSecond(
+      runsBySecond(survivors, from, to),
+      survivors.map((s) => s.pid),
+    );
   });
 
   it('handover with a participant queued in the latch (a Java ElasticJob peer electing): the survivor queues behind it', async () => {
@@ -123,22 +160,42 @@ describe('a cluster of real processes', () => {
     registries.push(zk);
     const leaderPath = '/cluster-job/leader/election/instance';
     const latchPath = '/cluster-job/leader/election/latch';
-    const leaderId = (await eventually(() => zk.getData(leaderPath), (d) => d !== undefined, 10_000, 'a leader'))!.data.toString();
+    const leaderId = (await eventually(
+      () => zk.getData(leaderPath),
+      (d) => d !== undefined,
+      10_000,
+      'a leader',
+    ))!.data.toString();
     const leader = cluster.find((i) => leaderId.endsWith(`@-@${i.pid}`))!;
     const survivor = cluster.find((i) => i !== leader)!;
     // A foreign participant at the head of the latch, as Curator names them.
-    const foreign = await zk.createProtectedEphemeralSequential(latchPath, 'latch-', Buffer.from('java-peer'), Date.now() + 5000);
+    const foreign = await zk.createProtectedEphemeralSequential(
+      latchPath,
+      'latch-',
+      Buffer.from('java-peer'),
+      Date.now() + 5000,
+    );
     const queued: string[] = [];
     await zk.addPersistentRecursiveWatch(latchPath, (e) => {
       if (e.type === 'NODE_CREATED') queued.push(e.path);
     });
     leader.kill('SIGTERM');
     await leader.exited;
-    await eventually(() => queued.length, (n) => n > 0, 10_000, "the survivor's latch node");
+    await eventually(
+      () => queued.length,
+      (n) => n > 0,
+      10_000,
+      "the survivor's latch node",
+    );
     // Queued behind the foreign participant, it has not taken the leader node.
     expect(await zk.exists(leaderPath)).toBeUndefined();
     await zk.remove(foreign);
-    const elected = await eventually(() => zk.getData(leaderPath), (d) => d !== undefined, 10_000, 'the survivor leading');
+    const elected = await eventually(
+      () => zk.getData(leaderPath),
+      (d) => d !== undefined,
+      10_000,
+      'the survivor leading',
+    );
     expect(elected!.data.toString().endsWith(`@-@${survivor.pid}`)).toBe(true);
   });
 });

@@ -16,8 +16,18 @@ describe('failover', () => {
   it('SIGKILL in the middle of an item: a peer runs it within the session timeout + 1 s; the owner is gone, the markers are cleaned', async () => {
     const namespace = uniqueNamespace('failover');
     // 2 items over 3 instances: one instance is idle and takes the crashed item over at once.
-    const cluster = Array.from({ length: 3 }, () =>
-      new ClusterInstance({ zkConnect: zkConnect(), namespace, total: 2, cron: '*/10 * * * * *', workMs: 6000, failover: true, sessionTimeoutMs: SESSION_TIMEOUT_MS }),
+    const cluster = Array.from(
+      { length: 3 },
+      () =>
+        new ClusterInstance({
+          zkConnect: zkConnect(),
+          namespace,
+          total: 2,
+          cron: '*/10 * * * * *',
+          workMs: 6000,
+          failover: true,
+          sessionTimeoutMs: SESSION_TIMEOUT_MS,
+        }),
     );
     instances.push(...cluster);
     await Promise.all(cluster.map((i) => i.waitForLine(/^READY$/, 60_000)));
@@ -25,7 +35,12 @@ describe('failover', () => {
     registries.push(zk);
 
     // Wait for a firing where both items start (on two different instances), then kill the owner of item 0 mid-item.
-    await waitForRuns(cluster, () => cluster.filter((i) => i.starts().length > 0).length === 2, 30_000, 'both items started');
+    await waitForRuns(
+      cluster,
+      () => cluster.filter((i) => i.starts().length > 0).length === 2,
+      30_000,
+      'both items started',
+    );
     const victim = cluster.find((i) => i.starts().some((s) => s.item === 0))!;
     const victimId = (await zk.getData('/cluster-job/sharding/0/running'))?.data.toString();
     expect(victimId).toMatch(new RegExp(`@-@${victim.pid}$`));
@@ -35,17 +50,32 @@ describe('failover', () => {
     victim.kill('SIGKILL');
     const peers = cluster.filter((i) => i !== victim);
 
-    await waitForRuns(peers, () => peers.some((p) => p.starts().some((s) => s.item === 0 && s.start > killedAt)), 30_000, 'item 0 on a peer');
+    await waitForRuns(
+      peers,
+      () => peers.some((p) => p.starts().some((s) => s.item === 0 && s.start > killedAt)),
+      30_000,
+      'item 0 on a peer',
+    );
     const takeover = peers.flatMap((p) => p.starts().filter((s) => s.item === 0 && s.start > killedAt))[0]!;
     const delay = takeover.start - killedAt;
     process.stdout.write(`failover delay after SIGKILL: ${delay} ms (session timeout ${SESSION_TIMEOUT_MS} ms)\n`);
     expect(delay).toBeLessThan(SESSION_TIMEOUT_MS + 1000);
     // Only one peer took it over.
-    expect(peers.flatMap((p) => p.starts().filter((s) => s.item === 0 && s.start > killedAt && s.start < killedAt + SESSION_TIMEOUT_MS + 1000))).toHaveLength(1);
+    expect(
+      peers.flatMap((p) =>
+        p.starts().filter((s) => s.item === 0 && s.start > killedAt && s.start < killedAt + SESSION_TIMEOUT_MS + 1000),
+      ),
+    ).toHaveLength(1);
     // When the taken-over run completes, its failover markers go.
     await eventually(
-      async () => [await zk.exists('/cluster-job/sharding/0/failover'), await zk.exists('/cluster-job/sharding/0/failovering'), await zk.getChildren('/cluster-job/leader/failover/items')] as const,
-      ([failover, failovering, waiting]) => failover === undefined && failovering === undefined && (waiting ?? []).length === 0,
+      async () =>
+        [
+          await zk.exists('/cluster-job/sharding/0/failover'),
+          await zk.exists('/cluster-job/sharding/0/failovering'),
+          await zk.getChildren('/cluster-job/leader/failover/items'),
+        ] as const,
+      ([failover, failovering, waiting]) =>
+        failover === undefined && failovering === undefined && (waiting ?? []).length === 0,
       20_000,
       'failover markers removed',
     );

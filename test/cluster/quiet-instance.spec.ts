@@ -16,7 +16,10 @@ describe('an instance that owns no item', () => {
     // The idle instance only hears its peers' marker events and sends nothing of its own: it must ping anyway
     // (node-zookeeper-client pings only when the socket is idle both ways, so it never did).
     const namespace = uniqueNamespace('quiet');
-    const cluster = Array.from({ length: 3 }, () => new ClusterInstance({ zkConnect: zkConnect(), namespace, total: 2, sessionTimeoutMs: 6000 }));
+    const cluster = Array.from(
+      { length: 3 },
+      () => new ClusterInstance({ zkConnect: zkConnect(), namespace, total: 2, sessionTimeoutMs: 6000 }),
+    );
     instances.push(...cluster);
     await Promise.all(cluster.map((instance) => instance.waitForLine(/^READY$/, 60_000)));
     const zk = await startRegistry({ namespace });
@@ -31,21 +34,34 @@ describe('an instance that owns no item', () => {
     };
     // Settled: the two items ran on two different instances in one firing, so the third owns nothing.
     let settledAt = 0;
-    await waitForRuns(cluster, () => {
-      const recent = cluster.filter((instance) => instance.runs().some((run) => run.start >= Date.now() - 1500));
-      if (recent.length === 2) settledAt = Date.now();
-      return settledAt > 0;
-    }, 30_000, 'two instances running one item each');
-    const before = await eventually(owners, (map) => [...map.values()].every((owner) => owner !== 'missing'), 10_000, 'three instance nodes');
+    await waitForRuns(
+      cluster,
+      () => {
+        const recent = cluster.filter((instance) => instance.runs().some((run) => run.start >= Date.now() - 1500));
+        if (recent.length === 2) settledAt = Date.now();
+        return settledAt > 0;
+      },
+      30_000,
+      'two instances running one item each',
+    );
+    const before = await eventually(
+      owners,
+      (map) => [...map.values()].every((owner) => owner !== 'missing'),
+      10_000,
+      'three instance nodes',
+    );
     const linesAtStart = cluster.map((instance) => instance.lines.length);
     const changes: string[] = [];
     const deadline = Date.now() + 60_000;
     while (Date.now() < deadline) {
       // Sampled every 2 s: a session change shows as another owner, or a missing node, at some sample.
       await new Promise((resolve) => setTimeout(resolve, 2000));
-      for (const [id, owner] of await owners()) if (owner !== before.get(id)) changes.push(`${id}: ${before.get(id)} -> ${owner}`);
+      for (const [id, owner] of await owners())
+        if (owner !== before.get(id)) changes.push(`${id}: ${before.get(id)} -> ${owner}`);
     }
-    const sessionLogs = cluster.flatMap((instance, index) => instance.lines.slice(linesAtStart[index]).filter((line) => /session .* lost|new session/.test(line)));
+    const sessionLogs = cluster.flatMap((instance, index) =>
+      instance.lines.slice(linesAtStart[index]).filter((line) => /session .* lost|new session/.test(line)),
+    );
     expect(sessionLogs).toEqual([]);
     // One instance stayed idle throughout (the situation under test).
     expect(cluster.filter((instance) => instance.runs().some((run) => run.start >= settledAt)).length).toBe(2);

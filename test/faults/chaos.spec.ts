@@ -46,130 +46,149 @@ const DURATION_MS = Number(process.env.CHAOS_DURATION_MS ?? 60_000);
  */
 const FIXED_SEEDS = [262196, 345329];
 const SEEDS =
-  process.env.CHAOS_SEED === 'random' ? [Date.now() % 1_000_000] : process.env.CHAOS_SEED ? [Number(process.env.CHAOS_SEED)] : FIXED_SEEDS;
+  process.env.CHAOS_SEED === 'random'
+    ? [Date.now() % 1_000_000]
+    : process.env.CHAOS_SEED
+      ? [Number(process.env.CHAOS_SEED)]
+      : FIXED_SEEDS;
 
 describe('chaos', () => {
-  it.each(SEEDS)('seed %i: random SIGKILL, SIGTERM, ZooKeeper restarts and proxy cuts: never two live owners of an item at once, no started item lost', async (seed) => {
-    const random = prng(seed);
-    process.stdout.write(`chaos seed ${seed} (replay with CHAOS_SEED=${seed})\n`);
-    const zk = await LocalZookeeper.start({ tickTimeMs: TICK_MS });
-    cleanups.push(() => zk.stop());
-    const namespace = uniqueNamespace('chaos');
-    const retired: Slot[] = [];
-    const slots: Slot[] = [];
-    const log: string[] = [];
-    const note = (what: string): void => {
-      log.push(`${new Date().toISOString()} ${what}`);
-    };
+  it.each(SEEDS)(
+    'seed %i: random SIGKILL, SIGTERM, ZooKeeper restarts and proxy cuts: never two live owners of an item at once, ' +
+      'no started item lost',
+    async (seed) => {
+      const random = prng(seed);
+      process.stdout.write(`chaos seed ${seed} (replay with CHAOS_SEED=${seed})\n`);
+      const zk = await LocalZookeeper.start({ tickTimeMs: TICK_MS });
+      cleanups.push(() => zk.stop());
+      const namespace = uniqueNamespace('chaos');
+      const retired: Slot[] = [];
+      const slots: Slot[] = [];
+      const log: string[] = [];
+      const note = (what: string): void => {
+        log.push(`${new Date().toISOString()} ${what}`);
+      };
 
-    const launch = async (): Promise<Slot> => {
-      const proxy = new TcpProxy(zk.port);
-      await proxy.start();
-      const instance = new ClusterInstance({
-        zkConnect: proxy.connectString,
-        namespace,
-        total: 4,
-        workMs: 300,
-        failover: true,
-        sessionTimeoutMs: SESSION_TIMEOUT_MS,
+      const launch = async (): Promise<Slot> => {
+        const proxy = new TcpProxy(zk.port);
+        await proxy.start();
+        const instance = new ClusterInstance({
+          zkConnect: proxy.connectString,
+          namespace,
+          total: 4,
+          workMs: 300,
+          failover: true,
+          sessionTimeoutMs: SESSION_TIMEOUT_MS,
+        });
+        const slot: Slot = { proxy, instance };
+        instance.child.once('exit', () => (slot.diedAt ??= Date.now()));
+        slots.push(slot);
+        note(`launched ${instance.pid}`);
+        return slot;
+      };
+      cleanups.push(async () => {
+        for (const slot of [...slots, ...retired]) {
+          slot.instance.kill('SIGKILL');
+          await slot.proxy.stop();
+        }
       });
-      const slot: Slot = { proxy, instance };
-      instance.child.once('exit', () => (slot.diedAt ??= Date.now()));
-      slots.push(slot);
-      note(`launched ${instance.pid}`);
-      return slot;
-    };
-    cleanups.push(async () => {
+
+      for (let i = 0; i < 3; i++) await launch();
+      await Promise.all(slots.map((s) => s.instance.waitForLine(/^READY$/, 60_000)));
+      const started = Date.now();
+      let restartedServer = false;
+
+      while (Date.now() - started < DURATION_MS) {
+        await new Promise((r) => setTimeout(r, 1500 + random() * 2500));
+        const live = slots.filter((s) => s.instance.child.exitCode === null && s.instance.child.signalCode === null);
+        const roll = random();
+        const victim = live[Math.floor(random() * live.length)];
+        if (roll < 0.25 && victim && live.length > 1) {
+          note(`SIGKILL ${victim.instance.pid}`);
+          victim.instance.kill('SIGKILL');
+          slots.splice(slots.indexOf(victim), 1);
+          retired.push(victim);
+          await launch();
+        } else if (roll < 0.45 && victim && live.length > 1) {
+          note(`SIGTERM ${victim.instance.pid}`);
+          victim.instance.kill('SIGTERM');
+          slots.splice(slots.indexOf(victim), 1);
+          retired.push(victim);
+          await launch();
+        } else if (roll < 0.85 && victim) {
+          const cutMs = 500 + Math.floor(random() * 5000); // some past the session timeout
+          note(`cut ${victim.instance.pid} for ${cutMs} ms`);
+          victim.proxy.cut();
+          setTimeout(() => {
+            note(`restore ${victim.instance.pid}`);
+            victim.proxy.restore();
+          }, cutMs);
+        } else if (!restartedServer) {
+          restartedServer = true;
+          note('restart ZooKeeper');
+          await zk.restart();
+        }
+      }
+      // Let everything settle: restores done, sessions of killed instances expired, takeovers run.
+      const settledFrom = Date.now();
+      await new Promise((r) => setTimeout(r, 3 * SESSION_TIMEOUT_MS + 6000));
+      const endedAt = Date.now();
+
+      // ------------------------------------------------------------------ the execution log
+      const executions: Execution[] = [];
       for (const slot of [...slots, ...retired]) {
-        slot.instance.kill('SIGKILL');
-        await slot.proxy.stop();
+        const runs = slot.instance.runs();
+        for (const start of slot.instance.starts()) {
+          const run = runs.find((r) => r.item === start.item && r.start === start.start);
+          const death = slot.diedAt ?? endedAt;
+          const end = run ? Math.min(run.end, run.abortedAt ?? run.end) : Math.min(death, endedAt);
+          executions.push({
+            pid: start.pid,
+            item: start.item,
+            start: start.start,
+            end,
+            completed: run !== undefined && !run.aborted,
+          });
+        }
       }
-    });
+      process.stdout.write(`chaos: ${executions.length} executions, ${log.length} events\n${log.join('\n')}\n`);
+      expect(executions.length).toBeGreaterThan(50);
 
-    for (let i = 0; i < 3; i++) await launch();
-    await Promise.all(slots.map((s) => s.instance.waitForLine(/^READY$/, 60_000)));
-    const started = Date.now();
-    let restartedServer = false;
-
-    while (Date.now() - started < DURATION_MS) {
-      await new Promise((r) => setTimeout(r, 1500 + random() * 2500));
-      const live = slots.filter((s) => s.instance.child.exitCode === null && s.instance.child.signalCode === null);
-      const roll = random();
-      const victim = live[Math.floor(random() * live.length)];
-      if (roll < 0.25 && victim && live.length > 1) {
-        note(`SIGKILL ${victim.instance.pid}`);
-        victim.instance.kill('SIGKILL');
-        slots.splice(slots.indexOf(victim), 1);
-        retired.push(victim);
-        await launch();
-      } else if (roll < 0.45 && victim && live.length > 1) {
-        note(`SIGTERM ${victim.instance.pid}`);
-        victim.instance.kill('SIGTERM');
-        slots.splice(slots.indexOf(victim), 1);
-        retired.push(victim);
-        await launch();
-      } else if (roll < 0.85 && victim) {
-        const cutMs = 500 + Math.floor(random() * 5000); // some past the session timeout
-        note(`cut ${victim.instance.pid} for ${cutMs} ms`);
-        victim.proxy.cut();
-        setTimeout(() => {
-          note(`restore ${victim.instance.pid}`);
-          victim.proxy.restore();
-        }, cutMs);
-      } else if (!restartedServer) {
-        restartedServer = true;
-        note('restart ZooKeeper');
-        await zk.restart();
+      // 1. Never two owners at once: for one item, executions by different processes do not overlap, beyond the
+      //    documented window of one ZooKeeper tick (an execution counts until its signal aborts).
+      const overlaps: string[] = [];
+      for (const a of executions) {
+        for (const b of executions) {
+          if (a === b || a.item !== b.item || a.pid === b.pid || a.start > b.start) continue;
+          const overlap = Math.min(a.end, b.end) - b.start;
+          if (overlap > TICK_MS)
+            overlaps.push(
+              `item ${a.item}: ${a.pid} [${a.start}, ${a.end}] and ${b.pid} [${b.start}, ${b.end}] overlap ` +
+                `${overlap} ms`,
+            );
+        }
       }
-    }
-    // Let everything settle: restores done, sessions of killed instances expired, takeovers run.
-    const settledFrom = Date.now();
-    await new Promise((r) => setTimeout(r, 3 * SESSION_TIMEOUT_MS + 6000));
-    const endedAt = Date.now();
+      expect(overlaps).toEqual([]);
 
-    // ------------------------------------------------------------------ the execution log
-    const executions: Execution[] = [];
-    for (const slot of [...slots, ...retired]) {
-      const runs = slot.instance.runs();
-      for (const start of slot.instance.starts()) {
-        const run = runs.find((r) => r.item === start.item && r.start === start.start);
-        const death = slot.diedAt ?? endedAt;
-        const end = run ? Math.min(run.end, run.abortedAt ?? run.end) : Math.min(death, endedAt);
-        executions.push({ pid: start.pid, item: start.item, start: start.start, end, completed: run !== undefined && !run.aborted });
+      // 2. Failover: an item whose execution was cut short (its process killed, or its session lost) starts again
+      //    on some process. Faults chain (the taker may be killed in turn, each SIGKILL holds its items for a
+      //    session timeout), so no bound is put on when, only that it happens before the cluster has healed.
+      const lost: string[] = [];
+      for (const cut of executions.filter((e) => !e.completed && e.end < settledFrom)) {
+        const again = executions.some((e) => e.item === cut.item && e !== cut && e.start >= cut.start);
+        if (!again) lost.push(`item ${cut.item} cut short on ${cut.pid} at ${cut.end} never started again`);
       }
-    }
-    process.stdout.write(`chaos: ${executions.length} executions, ${log.length} events\n${log.join('\n')}\n`);
-    expect(executions.length).toBeGreaterThan(50);
+      expect(lost).toEqual([]);
 
-    // 1. Never two owners at once: for one item, executions by different processes do not overlap, beyond the
-    //    documented window of one ZooKeeper tick (an execution counts until its signal aborts).
-    const overlaps: string[] = [];
-    for (const a of executions) {
-      for (const b of executions) {
-        if (a === b || a.item !== b.item || a.pid === b.pid || a.start > b.start) continue;
-        const overlap = Math.min(a.end, b.end) - b.start;
-        if (overlap > TICK_MS) overlaps.push(`item ${a.item}: ${a.pid} [${a.start}, ${a.end}] and ${b.pid} [${b.start}, ${b.end}] overlap ${overlap} ms`);
+      // 2b. Healing: once the faults stop, every item runs every second again (3 starts in the last 4 s at least).
+      for (let item = 0; item < 4; item++) {
+        const late = executions.filter((e) => e.item === item && e.start >= endedAt - 4000).length;
+        expect(late, `starts of item ${item} in the last 4 s`).toBeGreaterThanOrEqual(3);
       }
-    }
-    expect(overlaps).toEqual([]);
 
-    // 2. Failover: an item whose execution was cut short (its process killed, or its session lost) starts again
-    //    on some process. Faults chain (the taker may be killed in turn, each SIGKILL holds its items for a
-    //    session timeout), so no bound is put on when, only that it happens before the cluster has healed.
-    const lost: string[] = [];
-    for (const cut of executions.filter((e) => !e.completed && e.end < settledFrom)) {
-      const again = executions.some((e) => e.item === cut.item && e !== cut && e.start >= cut.start);
-      if (!again) lost.push(`item ${cut.item} cut short on ${cut.pid} at ${cut.end} never started again`);
-    }
-    expect(lost).toEqual([]);
-
-    // 2b. Healing: once the faults stop, every item runs every second again (3 starts in the last 4 s at least).
-    for (let item = 0; item < 4; item++) {
-      const late = executions.filter((e) => e.item === item && e.start >= endedAt - 4000).length;
-      expect(late, `starts of item ${item} in the last 4 s`).toBeGreaterThanOrEqual(3);
-    }
-
-    // 3. Nothing shut itself down: every process that exited was one we killed or terminated.
-    for (const slot of slots) expect(slot.instance.child.exitCode, `instance ${slot.instance.pid}`).toBeNull();
-  }, DURATION_MS + 120_000);
+      // 3. Nothing shut itself down: every process that exited was one we killed or terminated.
+      for (const slot of slots) expect(slot.instance.child.exitCode, `instance ${slot.instance.pid}`).toBeNull();
+    },
+    DURATION_MS + 120_000,
+  );
 });

@@ -12,7 +12,10 @@ afterEach(async () => {
 function longestGap(runs: RunEvent[], items: number, from: number, to: number): number {
   let worst = 0;
   for (let item = 0; item < items; item++) {
-    const starts = runs.filter((r) => r.item === item && r.start >= from && r.start < to).map((r) => r.start).sort((a, b) => a - b);
+    const starts = runs
+      .filter((r) => r.item === item && r.start >= from && r.start < to)
+      .map((r) => r.start)
+      .sort((a, b) => a - b);
     const points = [from, ...starts, to];
     for (let i = 1; i < points.length; i++) worst = Math.max(worst, points[i]! - points[i - 1]!);
   }
@@ -24,7 +27,9 @@ describe('a 3-server ZooKeeper ensemble', () => {
     const ensemble = await ZookeeperEnsemble.start(3);
     cleanups.push(() => ensemble.stop());
     const namespace = uniqueNamespace('ensemble');
-    const cluster = [0, 1].map(() => new ClusterInstance({ zkConnect: ensemble.connectString, namespace, total: 4, sessionTimeoutMs: 6000 }));
+    const cluster = [0, 1].map(
+      () => new ClusterInstance({ zkConnect: ensemble.connectString, namespace, total: 4, sessionTimeoutMs: 6000 }),
+    );
     cleanups.push(() => cluster.forEach((i) => i.kill('SIGKILL')));
     await Promise.all(cluster.map((i) => i.waitForLine(/^READY$/, 60_000)));
     await waitForRuns(cluster, () => cluster.every((i) => i.runs().length > 0), 30_000, 'both instances running items');
@@ -36,7 +41,12 @@ describe('a 3-server ZooKeeper ensemble', () => {
     const follower = [1, 2, 3].find((m) => m !== leader)!;
     await ensemble.stopMember(follower);
     const followerDown = Date.now();
-    await waitForRuns(cluster, () => allRuns().some((r) => r.start > followerDown + 4000), 20_000, 'firings with a follower down');
+    await waitForRuns(
+      cluster,
+      () => allRuns().some((r) => r.start > followerDown + 4000),
+      20_000,
+      'firings with a follower down',
+    );
     ensemble.startMember(follower);
     await ensemble.waitForMember(follower);
 
@@ -45,7 +55,12 @@ describe('a 3-server ZooKeeper ensemble', () => {
     await ensemble.stopMember(currentLeader);
     const leaderDown = Date.now();
     await ensemble.waitForQuorum();
-    await waitForRuns(cluster, () => allRuns().some((r) => r.start > leaderDown + 5000), 30_000, 'firings after the leader stopped');
+    await waitForRuns(
+      cluster,
+      () => allRuns().some((r) => r.start > leaderDown + 5000),
+      30_000,
+      'firings after the leader stopped',
+    );
     const end = Date.now();
 
     // No firing lost: a firing skipped while an instance was reconnecting to another server is run as soon as it
@@ -53,8 +68,13 @@ describe('a 3-server ZooKeeper ensemble', () => {
     // more than two periods without starting. Each process stayed up.
     const gap = longestGap(allRuns(), 4, start, end - 1000);
     const instants = Math.floor((end - 2000) / 1000) - Math.ceil(start / 1000) + 1;
-    const perItem = [0, 1, 2, 3].map((item) => allRuns().filter((r) => r.item === item && r.start >= start && r.start < end).length);
-    process.stdout.write(`ensemble: ${instants} firings; runs per item ${perItem.join(', ')}; longest gap between two starts of an item ${gap} ms\n`);
+    const perItem = [0, 1, 2, 3].map(
+      (item) => allRuns().filter((r) => r.item === item && r.start >= start && r.start < end).length,
+    );
+    process.stdout.write(
+      `ensemble: ${instants} firings; runs per item ${perItem.join(', ')}; longest gap between two starts of an ` +
+        `item ${gap} ms\n`,
+    );
     for (const count of perItem) expect(count).toBeGreaterThanOrEqual(instants);
     expect(gap).toBeLessThan(2000 + 1000);
     for (const member of cluster) {

@@ -1,15 +1,16 @@
 import { Injectable } from '@nestjs/common';
 import { afterEach, describe, expect, it } from 'vitest';
 import { ElasticJobRegistry, ShardedJob, type ShardingContext } from '../../lib/index.js';
+import type { ConnectionStateChange } from '../../lib/registry/registry.types.js';
 import type { ZookeeperRegistryCenter } from '../../lib/registry/zookeeper-registry-center.js';
 import { appOptions, bootApp } from '../support/app.js';
+import { appRegistryCenter, betweenFirings, jobStorage } from '../support/jobs.js';
 import { hold, observer, proxyTo, releaseAll } from '../support/resources.js';
 import { eventually, uniqueNamespace } from '../support/zk.js';
 
 afterEach(async () => {
   await releaseAll();
 });
-
 
 const runs: number[] = [];
 
@@ -34,7 +35,11 @@ class EverySecondFailoverJob {
 async function fakePeer(zk: ZookeeperRegistryCenter, job: string, id: string): Promise<void> {
   const ip = id.split('@-@')[0]!;
   await zk.persist(`/${job}/servers/${ip}`, Buffer.from('ENABLED'));
-  await zk.createWithParents(`/${job}/instances/${id}`, Buffer.from(`jobInstanceId: ${id}\nserverIp: ${ip}\n`), 'EPHEMERAL');
+  await zk.createWithParents(
+    `/${job}/instances/${id}`,
+    Buffer.from(`jobInstanceId: ${id}\nserverIp: ${ip}\n`),
+    'EPHEMERAL',
+  );
 }
 
 describe('failover', () => {
@@ -51,10 +56,19 @@ describe('failover', () => {
     await zk.createWithParents('/fo/sharding/0/running', Buffer.from(peer), 'PERSISTENT'); // it was running item 0 only
     // No wait needed: ZooKeeper delivers the events in order, and the job's cache applies them in that order.
     await zk.remove(`/fo/instances/${peer}`); // it crashes
-    await eventually(() => runs, (r) => r.length >= 1, 10_000, 'the taken-over item');
+    await eventually(
+      () => runs,
+      (r) => r.length >= 1,
+      10_000,
+      'the taken-over item',
+    );
     expect(runs).toEqual([0]);
     await eventually(
-      async () => [await zk.exists('/fo/sharding/0/failover'), await zk.exists('/fo/sharding/0/failovering'), await zk.exists('/fo/sharding/0/running')],
+      async () => [
+        await zk.exists('/fo/sharding/0/failover'),
+        await zk.exists('/fo/sharding/0/failovering'),
+        await zk.exists('/fo/sharding/0/running'),
+      ],
       (nodes) => nodes.every((n) => n === undefined),
       10_000,
       'markers cleaned after the run',
@@ -71,9 +85,14 @@ describe('failover', () => {
     const taker = '10.8.8.8@-@88';
     await fakePeer(zk, 'fo', taker);
     await zk.createWithParents('/fo/sharding/1/failovering', Buffer.from(taker), 'PERSISTENT');
-    await new Promise((r) => setTimeout(r, 300));
+    // No wait needed: ZooKeeper delivers the events in order, and the job's cache applies them in that order.
     await zk.remove(`/fo/instances/${taker}`);
-    await eventually(() => runs, (r) => r.length >= 1, 10_000, 'the re-flagged item');
+    await eventually(
+      () => runs,
+      (r) => r.length >= 1,
+      10_000,
+      'the re-flagged item',
+    );
     expect(runs).toEqual([1]);
   });
 
@@ -84,7 +103,12 @@ describe('failover', () => {
     await zk.createWithParents('/fo/sharding/0/running', Buffer.from('10.6.6.6@-@66'), 'PERSISTENT');
     const app = await bootApp(appOptions(namespace), [YearlyFailoverJob]);
     hold(() => app.close());
-    await eventually(() => runs, (r) => r.length >= 1, 10_000, 'the recovered item');
+    await eventually(
+      () => runs,
+      (r) => r.length >= 1,
+      10_000,
+      'the recovered item',
+    );
     expect(runs).toEqual([0]);
   });
 
@@ -94,11 +118,29 @@ describe('failover', () => {
     const zk = await observer(namespace);
     const app = await bootApp(appOptions(namespace), [EverySecondFailoverJob]);
     hold(() => app.close());
-    await eventually(() => new Set(runs).size, (n) => n === 2, 10_000, 'both items running');
+    await eventually(
+      () => new Set(runs).size,
+      (n) => n === 2,
+      10_000,
+      'both items running',
+    );
     await zk.createWithParents('/fo2/sharding/0/failover', Buffer.from('10.5.5.5@-@55'), 'EPHEMERAL');
-    await new Promise((r) => setTimeout(r, 1200)); // a firing already under way may still include item 0
-    runs.length = 0;
-    await eventually(() => runs.length, (n) => n >= 3, 10_000, 'three more firings');
+    // Once the app's cache shows the takeover, every firing that starts decides without item 0; one already under
+    // way may still run it, so count only the runs of firings that start after the job is next seen between firings.
+    await eventually(
+      () => jobStorage(app, 'fo2').cached.get('/fo2/sharding/0/failover'),
+      (taker) => taker === '10.5.5.5@-@55',
+      10_000,
+      'the takeover seen by the app',
+    );
+    await betweenFirings(app, 'fo2', () => (runs.length = 0));
+    // Three runs: at least two firings (each would run both items if item 0 were not skipped).
+    await eventually(
+      () => runs.length,
+      (n) => n >= 3,
+      10_000,
+      'three more runs',
+    );
     expect(new Set(runs)).toEqual(new Set([1]));
   });
 });
@@ -118,7 +160,9 @@ describe('reconnect within the session', () => {
     const namespace = uniqueNamespace('reconnect');
     const zk = await observer(namespace);
     const app = await bootApp(
-      appOptions(namespace, { zookeeper: { serverLists: proxy.connectString, namespace, sessionTimeoutMilliseconds: 6000 } }),
+      appOptions(namespace, {
+        zookeeper: { serverLists: proxy.connectString, namespace, sessionTimeoutMilliseconds: 6000 },
+      }),
       [SteadyJob],
     );
     hold(() => app.close());
@@ -127,11 +171,34 @@ describe('reconnect within the session', () => {
     const owner = (await zk.getData(path))!.stat.ephemeralOwner;
     const events: string[] = [];
     await zk.getData(path, (event) => events.push(event.type));
+    const states: ConnectionStateChange[] = [];
+    hold(appRegistryCenter(app).onStateChange((change) => states.push(change)));
     proxy.cut();
-    await new Promise((r) => setTimeout(r, 1500));
+    // Cut off: the app has noticed (and keeps being refused until the restore).
+    await eventually(
+      () => states.map((s) => s.state),
+      (s) => s.includes('SUSPENDED'),
+      10_000,
+      'the app disconnected',
+    );
     proxy.restore();
+    await eventually(
+      () => states.map((s) => s.state),
+      (s) => s.includes('RECONNECTED'),
+      10_000,
+      'the app reconnected',
+    );
+    expect(states).toEqual([
+      { state: 'SUSPENDED', newSession: false },
+      { state: 'RECONNECTED', newSession: false },
+    ]);
     const before = steadyRuns;
-    await eventually(() => steadyRuns, (n) => n >= before + 2, 10_000, 'firing again');
+    await eventually(
+      () => steadyRuns,
+      (n) => n >= before + 2,
+      10_000,
+      'firing again',
+    );
     expect(events).toEqual([]); // never deleted, never changed
     expect((await zk.getData(path))!.stat.ephemeralOwner).toBe(owner);
   });

@@ -31,14 +31,28 @@ let watcher: ZookeeperRegistryCenter | undefined;
 
 @Injectable()
 class WatchedJob {
-  @ShardedJob({ jobName: 'watched', cron: '* * * * * *', shardingTotalCount: 2, shardingItemParameters: '0=a,1=b', jobParameter: 'first' })
+  @ShardedJob({
+    jobName: 'watched',
+    cron: '* * * * * *',
+    shardingTotalCount: 2,
+    shardingItemParameters: '0=a,1=b',
+    jobParameter: 'first',
+  })
   async run(context: ShardingContext): Promise<void> {
     const marker = await watcher?.getData(`/watched/sharding/${context.shardingItem}/running`);
-    runs.push({ item: context.shardingItem, at: Date.now(), parameter: context.shardingParameter, jobParameter: context.jobParameter, marker: marker?.data.toString('utf8') });
+    runs.push({
+      item: context.shardingItem,
+      at: Date.now(),
+      parameter: context.shardingParameter,
+      jobParameter: context.jobParameter,
+      marker: marker?.data.toString('utf8'),
+    });
   }
 }
 
-async function boot(namespace: string): Promise<{ app: TestingModule; zk: ZookeeperRegistryCenter; instanceId: string }> {
+async function boot(
+  namespace: string,
+): Promise<{ app: TestingModule; zk: ZookeeperRegistryCenter; instanceId: string }> {
   runs.length = 0;
   const zk = await observer(namespace);
   watcher = zk;
@@ -46,14 +60,24 @@ async function boot(namespace: string): Promise<{ app: TestingModule; zk: Zookee
   const app = await bootApp(appOptions(namespace), [WatchedJob]);
   hold(() => app.close());
   const instanceId = app.get(ElasticJobRegistry).getJobStatus('watched').instanceId;
-  await eventually(() => runs.length, (n) => n >= 2, 10_000, 'the first firing');
+  await eventually(
+    () => runs.length,
+    (n) => n >= 2,
+    10_000,
+    'the first firing',
+  );
   return { app, zk, instanceId };
 }
 
 /** Resolves once each item has run `firings` more times after `since`; returns those runs. */
 async function runsAfter(since: number, firings = 2): Promise<Run[]> {
   const after = (): Run[] => runs.filter((run) => run.at > since);
-  await eventually(after, (list) => [0, 1].every((item) => list.filter((run) => run.item === item).length >= firings), 10_000, `${firings} more firings of both items`);
+  await eventually(
+    after,
+    (list) => [0, 1].every((item) => list.filter((run) => run.item === item).length >= firings),
+    10_000,
+    `${firings} more firings of both items`,
+  );
   return after();
 }
 
@@ -62,40 +86,80 @@ const warnLogs = (): string[] => vi.mocked(Logger.prototype.warn).mock.calls.map
 
 describe('a config node that is not a valid configuration', () => {
   const garbage: Array<[string, (stored: string) => string, string]> = [
-    ['YAML with a syntax error (the parser used to return fragments)', (stored) => stored.replace('monitorExecution: true', 'monitorExecution: [true'), 'config'],
-    ['a field of the wrong type', (stored) => stored.replace('shardingTotalCount: 2', 'shardingTotalCount: many'), 'shardingTotalCount'],
+    [
+      'YAML with a syntax error (the parser used to return fragments)',
+      (stored) => stored.replace('monitorExecution: true', 'monitorExecution: [true'),
+      'config',
+    ],
+    [
+      'a field of the wrong type',
+      (stored) => stored.replace('shardingTotalCount: 2', 'shardingTotalCount: many'),
+      'shardingTotalCount',
+    ],
     ['a cron that does not parse', (stored) => stored.replace(/cron: .*/, "cron: 'every second'"), 'cron'],
-    ['shardingTotalCount 0', (stored) => stored.replace('shardingTotalCount: 2', 'shardingTotalCount: 0'), 'shardingTotalCount'],
-    ['parameters for an item beyond the count', (stored) => stored.replace('0=a,1=b', '0=a,1=b,7=z'), 'shardingItemParameters'],
-    ['an unknown sharding strategy', (stored) => stored.replace('AVG_ALLOCATION', 'NO_SUCH_STRATEGY'), 'jobShardingStrategyType'],
+    [
+      'shardingTotalCount 0',
+      (stored) => stored.replace('shardingTotalCount: 2', 'shardingTotalCount: 0'),
+      'shardingTotalCount',
+    ],
+    [
+      'parameters for an item beyond the count',
+      (stored) => stored.replace('0=a,1=b', '0=a,1=b,7=z'),
+      'shardingItemParameters',
+    ],
+    [
+      'an unknown sharding strategy',
+      (stored) => `${stored.trimEnd()}\njobShardingStrategyType: NO_SUCH_STRATEGY\n`, // the default is not written
+      'jobShardingStrategyType',
+    ],
     ['no cron at all', (stored) => stored.replace(/cron: .*\n/, ''), 'cron'],
     ['a YAML list instead of a map', () => '- cron\n- shardingTotalCount\n', 'config'],
+    // YAML that parses but cannot become data (the reader threw past the refusal, out of every firing):
+    ['an alias to no anchor', (stored) => stored.replace(/cron: .*/, 'cron: *nowhere'), 'config'],
+    [
+      'a self-referencing anchor',
+      (stored) => stored.replace('shardingTotalCount: 2', 'shardingTotalCount: &n [*n]'),
+      'shardingTotalCount',
+    ],
   ];
 
-  it.each(garbage)('%s is refused whole with an error naming the node and the field; the last good config stays', async (_, corrupt, field) => {
-    const namespace = uniqueNamespace('garbage');
-    const errors = vi.spyOn(Logger.prototype, 'error');
-    const { zk, instanceId } = await boot(namespace);
-    const stored = (await zk.getData('/watched/config'))!.data.toString('utf8');
-    const written = Date.now();
-    await zk.setData('/watched/config', Buffer.from(corrupt(stored)));
-    const node = `/${namespace}/watched/config`;
-    await eventually(errorLogs, (logs) => logs.some((log) => log.includes(`refusing the config node ${node}`)), 10_000, 'the refusal');
-    const refusal = errorLogs().find((log) => log.includes(node))!;
-    if (field !== 'config') expect(refusal).toContain(`'${field}'`);
-    expect(errors).toHaveBeenCalledTimes(1); // once per write, not once per firing
-    // Every item still runs every second, monitored (running marker), with its parameter and the job parameter.
-    for (const run of await runsAfter(written, 3)) {
-      expect(run).toMatchObject({ parameter: ['a', 'b'][run.item], jobParameter: 'first', marker: instanceId });
-    }
-    // A valid write is adopted again.
-    await zk.setData('/watched/config', Buffer.from(stored.replace("jobParameter: first", 'jobParameter: second')));
-    await eventually(() => runs.at(-1)?.jobParameter, (value) => value === 'second', 10_000, 'the valid config');
-  });
+  it.each(garbage)(
+    '%s is refused whole with an error naming the node and the field; the last good config stays',
+    async (_, corrupt, field) => {
+      const namespace = uniqueNamespace('garbage');
+      const errors = vi.spyOn(Logger.prototype, 'error');
+      const { zk, instanceId } = await boot(namespace);
+      const stored = (await zk.getData('/watched/config'))!.data.toString('utf8');
+      const written = Date.now();
+      await zk.setData('/watched/config', Buffer.from(corrupt(stored)));
+      const node = `/${namespace}/watched/config`;
+      await eventually(
+        errorLogs,
+        (logs) => logs.some((log) => log.includes(`refusing the config node ${node}`)),
+        10_000,
+        'the refusal',
+      );
+      const refusal = errorLogs().find((log) => log.includes(node))!;
+      expect(refusal).toContain(field === 'config' ? node : `'${field}'`); // a field's refusal names the field
+      expect(errors).toHaveBeenCalledTimes(1); // once per write, not once per firing
+      // Every item still runs every second, monitored (running marker), with its parameter and the job parameter.
+      for (const run of await runsAfter(written, 3)) {
+        expect(run).toMatchObject({ parameter: ['a', 'b'][run.item], jobParameter: 'first', marker: instanceId });
+      }
+      // A valid write is adopted again.
+      await zk.setData('/watched/config', Buffer.from(stored.replace('jobParameter: first', 'jobParameter: second')));
+      await eventually(
+        () => runs.at(-1)?.jobParameter,
+        (value) => value === 'second',
+        10_000,
+        'the valid config',
+      );
+    },
+  );
 });
 
 describe('values other tools write', () => {
-  it("a server value other than DISABLED is read as enabled, as ElasticJob reads it, with a warning naming the node", async () => {
+  it('a server value other than DISABLED is read as enabled, as ElasticJob reads it, with a warning naming the node', async () => {
     const namespace = uniqueNamespace('server-value');
     vi.spyOn(Logger.prototype, 'warn');
     const { zk } = await boot(namespace);
@@ -116,28 +180,39 @@ describe('values other tools write', () => {
     const { zk, instanceId } = await boot(namespace);
     // Between two firings the marker is absent: create the empty one then.
     await eventually(
-      () => zk.create('/watched/sharding/0/running', Buffer.alloc(0)).then(() => true, () => false),
+      () =>
+        zk.create('/watched/sharding/0/running', Buffer.alloc(0)).then(
+          () => true,
+          () => false,
+        ),
       (created) => created,
       10_000,
       'an empty running marker written between firings',
     );
     const written = Date.now();
     for (const run of await runsAfter(written, 3)) expect(run.marker).toBe(instanceId);
-    expect(warnLogs().some((log) => log.includes(`/${namespace}/watched/sharding/0/running names no instance ('')`))).toBe(true);
+    expect(
+      warnLogs().some((log) => log.includes(`/${namespace}/watched/sharding/0/running names no instance ('')`)),
+    ).toBe(true);
   });
 
   it.each([
     ['an instance that is not live', 'nobody@-@1'],
     ['garbage', ''],
-  ])('an item assigned to %s is resharded by the leader at the next firing, with a warning naming the node', async (_, owner) => {
-    const namespace = uniqueNamespace('stray-item');
-    vi.spyOn(Logger.prototype, 'warn');
-    const { zk, app, instanceId } = await boot(namespace);
-    await zk.setData('/watched/sharding/1/instance', Buffer.from(owner));
-    const written = Date.now();
-    await runsAfter(written, 2);
-    expect(app.get(ElasticJobRegistry).getJobStatus('watched').shardingItems).toEqual([0, 1]);
-    expect((await zk.getData('/watched/sharding/1/instance'))?.data.toString()).toBe(instanceId);
-    expect(warnLogs().some((log) => log.includes(`/${namespace}/watched/sharding/1/instance = '${owner}'`))).toBe(true);
-  });
+  ])(
+    'an item assigned to %s is resharded by the leader at the next firing, with a warning naming the node',
+    async (_, owner) => {
+      const namespace = uniqueNamespace('stray-item');
+      vi.spyOn(Logger.prototype, 'warn');
+      const { zk, app, instanceId } = await boot(namespace);
+      await zk.setData('/watched/sharding/1/instance', Buffer.from(owner));
+      const written = Date.now();
+      await runsAfter(written, 2);
+      expect(app.get(ElasticJobRegistry).getJobStatus('watched').shardingItems).toEqual([0, 1]);
+      expect((await zk.getData('/watched/sharding/1/instance'))?.data.toString()).toBe(instanceId);
+      expect(warnLogs().some((log) => log.includes(`/${namespace}/watched/sharding/1/instance = '${owner}'`))).toBe(
+        true,
+      );
+    },
+  );
 });

@@ -7,7 +7,9 @@ import { appOptions, bootApp } from '../support/app.js';
 import { hold, observer, releaseAll } from '../support/resources.js';
 import { eventually, startRegistry, uniqueNamespace, zkConnect } from '../support/zk.js';
 
-/** Failures that heal: a job never stays "registered" without its nodes, nor unregistered for good without saying so. */
+/**
+ * Failures that heal: a job never stays "registered" without its nodes, nor unregistered for good without saying so.
+ */
 
 afterEach(async () => {
   await releaseAll();
@@ -32,7 +34,15 @@ describe('a registration that fails', () => {
     hold(() => blocker.close());
     await blocker.createWithParents('/heal/instances', Buffer.alloc(0), 'EPHEMERAL');
     const app = await bootApp(
-      appOptions(namespace, { zookeeper: { serverLists: zkConnect(), namespace, sessionTimeoutMilliseconds: 4000, baseSleepTimeMilliseconds: 100, maxSleepTimeMilliseconds: 200 } }),
+      appOptions(namespace, {
+        zookeeper: {
+          serverLists: zkConnect(),
+          namespace,
+          sessionTimeoutMilliseconds: 4000,
+          baseSleepTimeMilliseconds: 100,
+          maxSleepTimeMilliseconds: 200,
+        },
+      }),
       [HealingJob],
     );
     hold(() => app.close());
@@ -44,11 +54,21 @@ describe('a registration that fails', () => {
     const zk = await observer(namespace);
     expect(await zk.exists('/heal/leader/election/instance')).toBeUndefined();
     await blocker.close();
-    await eventually(() => status().health.registration, (registration) => registration === 'ok', 15_000, 'the registration to succeed');
+    await eventually(
+      () => status().health.registration,
+      (registration) => registration === 'ok',
+      15_000,
+      'the registration to succeed',
+    );
     expect(status().registered).toBe(true);
     expect(status().health.since.getTime()).toBeGreaterThan(failingSince.getTime());
     expect(status().health.lastError).toBeUndefined();
-    await eventually(() => healedRuns, (runs) => runs >= 2, 10_000, 'the job to run');
+    await eventually(
+      () => healedRuns,
+      (runs) => runs >= 2,
+      10_000,
+      'the job to run',
+    );
   });
 });
 
@@ -69,6 +89,11 @@ describe("reconcile's look at our own nodes", () => {
     await scheduler.register();
     expect(scheduler.status().health.registration).toBe('ok');
     await zk.remove('/own/servers/127.0.0.1');
-    await eventually(() => zk.getData('/own/servers/127.0.0.1'), (node) => node?.data.toString() === 'ENABLED', 10_000, 'the server node back');
+    await eventually(
+      () => zk.getData('/own/servers/127.0.0.1'),
+      (node) => node?.data.toString() === 'ENABLED',
+      10_000,
+      'the server node back',
+    );
   });
 });

@@ -4,6 +4,7 @@ import { afterEach, describe, expect, it, vi } from 'vitest';
 import { ElasticJobRegistry, ShardedJob, type JobErrorHandler, type ShardingContext } from '../../lib/index.js';
 import type { ZookeeperRegistryCenter } from '../../lib/registry/zookeeper-registry-center.js';
 import { appOptions, bootApp } from '../support/app.js';
+import { betweenFirings, jobEvents } from '../support/jobs.js';
 import { hold, observer, proxyTo, releaseAll } from '../support/resources.js';
 import { eventually, killSession, uniqueNamespace } from '../support/zk.js';
 
@@ -12,14 +13,18 @@ afterEach(async () => {
   vi.restoreAllMocks();
 });
 
-async function boot(namespace: string, providers: Array<new (...args: never[]) => unknown>, overrides = {}): Promise<TestingModule> {
+async function boot(
+  namespace: string,
+  providers: Array<new (...args: never[]) => unknown>,
+  overrides = {},
+): Promise<TestingModule> {
   const app = await bootApp(appOptions(namespace, overrides), providers);
   hold(() => app.close());
   return app;
 }
 
-
-const text = async (zk: ZookeeperRegistryCenter, path: string): Promise<string | undefined> => (await zk.getData(path))?.data.toString('utf8');
+const text = async (zk: ZookeeperRegistryCenter, path: string): Promise<string | undefined> =>
+  (await zk.getData(path))?.data.toString('utf8');
 
 // ------------------------------------------------------------------ running markers and misfire
 
@@ -28,26 +33,26 @@ let slowObserver: ZookeeperRegistryCenter | undefined;
 let releaseFirstRun: (() => void) | undefined;
 let firstRunStarted: ((at: number) => void) | undefined;
 
-// Five cron instants, one second apart, starting 2 s from now; then nothing for almost a minute.
-const firstSecond = (Math.floor(Date.now() / 1000) + 3) % 60;
-const slowSeconds = [0, 1, 2, 3, 4].map((k) => (firstSecond + k) % 60);
-
-@Injectable()
-class SlowJob {
-  @ShardedJob({ jobName: 'slow', cron: `${slowSeconds.join(',')} * * * * *`, shardingTotalCount: 1 })
-  async run(): Promise<void> {
-    const start = Date.now();
-    if (slowRuns.length === 0) {
-      const node = await slowObserver?.getData('/slow/sharding/0/running');
-      slowRuns.push({ start, running: node?.data.toString(), runningOwner: node?.stat.ephemeralOwner });
-      firstRunStarted?.(start);
-      // Held until every remaining instant has fired and found the item still running.
-      await new Promise<void>((resolve) => (releaseFirstRun = resolve));
-      slowRuns[0]!.misfireSeen = (await slowObserver?.exists('/slow/sharding/0/misfire')) !== undefined;
-      return;
+/** The slow job, on a cron made when the test runs (not when the file is collected, which may be seconds earlier). */
+function slowJobOn(cron: string) {
+  @Injectable()
+  class SlowJob {
+    @ShardedJob({ jobName: 'slow', cron, shardingTotalCount: 1 })
+    async run(): Promise<void> {
+      const start = Date.now();
+      if (slowRuns.length === 0) {
+        const node = await slowObserver?.getData('/slow/sharding/0/running');
+        slowRuns.push({ start, running: node?.data.toString(), runningOwner: node?.stat.ephemeralOwner });
+        firstRunStarted?.(start);
+        // Held until every remaining instant has fired and found the item still running.
+        await new Promise<void>((resolve) => (releaseFirstRun = resolve));
+        slowRuns[0]!.misfireSeen = (await slowObserver?.exists('/slow/sharding/0/misfire')) !== undefined;
+        return;
+      }
+      slowRuns.push({ start });
     }
-    slowRuns.push({ start });
   }
+  return SlowJob;
 }
 
 describe('a firing', () => {
@@ -56,20 +61,37 @@ describe('a firing', () => {
     slowRuns.length = 0;
     slowObserver = await observer(namespace);
     const started = new Promise<number>((resolve) => (firstRunStarted = resolve));
-    const overlaps = vi.spyOn(Logger.prototype, 'log');
-    const app = await boot(namespace, [SlowJob]);
+    // Five cron instants, one second apart, the first 2 to 3 s from now (the app is up by then); then nothing for
+    // almost a minute.
+    const firstSecond = (Math.floor(Date.now() / 1000) + 3) % 60;
+    const slowSeconds = [0, 1, 2, 3, 4].map((k) => (firstSecond + k) % 60);
+    const app = await boot(namespace, [slowJobOn(`${slowSeconds.join(',')} * * * * *`)]);
     const registry = app.get(ElasticJobRegistry);
     const instanceId = registry.getJobStatus('slow').instanceId;
+    const skipped: string[] = [];
+    const runSources: string[] = [];
+    jobEvents(app, 'slow').on('firing-skipped', (event) => skipped.push(event.reason));
+    jobEvents(app, 'slow').on('firing-started', (event) => runSources.push(event.source));
     const firstStart = await started;
-    const remaining = slowSeconds.filter((_, k) => k > slowSeconds.indexOf(new Date(firstStart).getUTCSeconds())).length;
+    const remaining = slowSeconds.filter(
+      (_, k) => k > slowSeconds.indexOf(new Date(firstStart).getUTCSeconds()),
+    ).length;
     expect(remaining).toBeGreaterThan(0);
-    const overlapCount = (): number => overlaps.mock.calls.filter((c) => String(c[0]).includes('still running: this one is a misfire')).length;
+    const overlapCount = (): number => skipped.filter((reason) => reason === 'previous-firing-running').length;
     await eventually(overlapCount, (n) => n === remaining, 15_000, `${remaining} firings overlapping the slow run`);
-    expect(await slowObserver.exists('/slow/sharding/0/misfire')).toBeDefined();
+    const misfire = await slowObserver.getData('/slow/sharding/0/misfire');
+    expect(misfire?.stat.ephemeralOwner).toBe('0000000000000000'); // persistent and empty (docs/SPEC.md §2)
+    expect(misfire?.data.toString()).toBe('');
     releaseFirstRun?.();
     // Several missed firings collapse into one catch-up run, right after; then the firing is over.
-    await eventually(() => [slowRuns.length, registry.getJobStatus('slow').firing] as const, ([n, firing]) => n >= 2 && !firing, 10_000, 'the catch-up run');
+    await eventually(
+      () => [slowRuns.length, registry.getJobStatus('slow').firing] as const,
+      ([n, firing]) => n >= 2 && !firing,
+      10_000,
+      'the catch-up run',
+    );
     expect(slowRuns).toHaveLength(2);
+    expect(runSources).toEqual(['CRON', 'CATCH_UP']); // the second run is the misfire catch-up, not a cron firing
     expect(slowRuns[0]!.running).toBe(instanceId);
     expect(slowRuns[0]!.runningOwner).not.toBe('0000000000000000'); // ephemeral: failover is off
     expect(slowRuns[0]!.misfireSeen).toBe(true);
@@ -98,7 +120,12 @@ describe('items of one firing', () => {
   it('run concurrently', async () => {
     maxInFlight = 0;
     await boot(uniqueNamespace('concurrent'), [ConcurrentJob]);
-    await eventually(() => maxInFlight, (n) => n === 4, 10_000, 'four items in flight at once');
+    await eventually(
+      () => maxInFlight,
+      (n) => n === 4,
+      10_000,
+      'four items in flight at once',
+    );
   });
 });
 
@@ -116,7 +143,12 @@ const recordingHandler: JobErrorHandler = {
 
 @Injectable()
 class FailingJobs {
-  @ShardedJob({ jobName: 'fails-custom', cron: '* * * * * *', shardingTotalCount: 2, jobErrorHandlerType: recordingHandler })
+  @ShardedJob({
+    jobName: 'fails-custom',
+    cron: '* * * * * *',
+    shardingTotalCount: 2,
+    jobErrorHandlerType: recordingHandler,
+  })
   custom(): void {
     throw new Error('boom');
   }
@@ -128,6 +160,7 @@ class FailingJobs {
   }
 }
 
+let ignoredCalls = 0;
 @Injectable()
 class LoggedJobs {
   @ShardedJob({ jobName: 'fails-log', cron: '* * * * * *', shardingTotalCount: 1 })
@@ -137,6 +170,7 @@ class LoggedJobs {
 
   @ShardedJob({ jobName: 'fails-ignore', cron: '* * * * * *', shardingTotalCount: 1, jobErrorHandlerType: 'IGNORE' })
   ignored(): void {
+    ignoredCalls++;
     throw new Error('ignored failure');
   }
 }
@@ -148,19 +182,46 @@ describe('error handlers', () => {
     const namespace = uniqueNamespace('errors');
     const errors = vi.spyOn(Logger.prototype, 'error');
     await boot(namespace, [FailingJobs]);
-    await eventually(() => handled.filter((h) => h.item === 1).length, (n) => n >= 2, 10_000, 'two firings of item 1 handled');
+    await eventually(
+      () => handled.filter((h) => h.item === 1).length,
+      (n) => n >= 2,
+      10_000,
+      'two firings of item 1 handled',
+    );
     expect(handled[0]).toMatchObject({ jobName: 'fails-custom', message: 'boom' });
-    await eventually(() => throwingCalls, (n) => n >= 2, 10_000, 'THROW job firing again');
+    await eventually(
+      () => throwingCalls,
+      (n) => n >= 2,
+      10_000,
+      'THROW job firing again',
+    );
     const messages = errors.mock.calls.map((call) => String(call[0]));
-    expect(messages.some((m) => m.includes('firing failed') && m.includes("Job 'fails-throw': sharding item 0 failed: bang"))).toBe(true);
+    expect(
+      messages.some(
+        (m) => m.includes('firing failed') && m.includes("Job 'fails-throw': sharding item 0 failed: bang"),
+      ),
+    ).toBe(true);
     expect(messages.some((m) => m.includes('the handler itself failed'))).toBe(true);
   });
 
   it('LOG logs the error with the job name; IGNORE stays silent', async () => {
+    ignoredCalls = 0;
     const errors = vi.spyOn(Logger.prototype, 'error');
-    await boot(uniqueNamespace('log'), [LoggedJobs]);
-    await eventually(() => errors.mock.calls.map((c) => String(c[0])), (m) => m.some((x) => x.includes("Job 'fails-log' item 0 failed: Error: logged failure")), 10_000, 'LOG output');
-    await new Promise((r) => setTimeout(r, 1500));
+    const app = await boot(uniqueNamespace('log'), [LoggedJobs]);
+    await eventually(
+      () => errors.mock.calls.map((c) => String(c[0])),
+      (m) => m.some((x) => x.includes("Job 'fails-log' item 0 failed: Error: logged failure")),
+      10_000,
+      'LOG output',
+    );
+    // The IGNORE job has failed, and the firing it failed in has ended (whatever it logs is logged by then).
+    await eventually(
+      () => ignoredCalls,
+      (n) => n >= 1,
+      10_000,
+      'the IGNORE job failing',
+    );
+    await betweenFirings(app, 'fails-ignore');
     expect(errors.mock.calls.map((c) => String(c[0])).some((m) => m.includes('ignored failure'))).toBe(false);
   });
 });
@@ -187,7 +248,12 @@ describe('shutdown', () => {
     const zk = await observer(namespace);
     const app = await bootApp(appOptions(namespace, { shutdownTimeoutMilliseconds: 800 }), [StubbornJob]);
     const instanceId = app.get(ElasticJobRegistry).getJobStatus('stubborn').instanceId;
-    await eventually(() => signalStarted, (s) => s, 10_000, 'the item to start');
+    await eventually(
+      () => signalStarted,
+      (s) => s,
+      10_000,
+      'the item to start',
+    );
     const started = Date.now();
     await app.close();
     expect(Date.now() - started).toBeGreaterThanOrEqual(700);
@@ -215,36 +281,77 @@ describe('cluster changes', () => {
     const app = await boot(namespace, [ReshardJob]);
     const registry = app.get(ElasticJobRegistry);
     const me = registry.getJobStatus('reshard').instanceId;
-    await eventually(() => registry.getJobStatus('reshard').shardingItems, (items) => items.length === 4, 10_000, 'all items mine');
+    await eventually(
+      () => registry.getJobStatus('reshard').shardingItems,
+      (items) => items.length === 4,
+      10_000,
+      'all items mine',
+    );
 
     // A peer joins (a live ephemeral instance node of another IP, as a Java instance would write it).
     const peer = '10.9.9.9@-@4242';
     await zk.persist('/reshard/servers/10.9.9.9', Buffer.from('ENABLED'));
-    await zk.createWithParents(`/reshard/instances/${peer}`, Buffer.from(`jobInstanceId: ${peer}\nserverIp: 10.9.9.9\n`), 'EPHEMERAL');
-    await eventually(() => registry.getJobStatus('reshard').shardingItems.length, (n) => n === 2, 10_000, 'half the items after the peer joined');
+    await zk.createWithParents(
+      `/reshard/instances/${peer}`,
+      Buffer.from(`jobInstanceId: ${peer}\nserverIp: 10.9.9.9\n`),
+      'EPHEMERAL',
+    );
+    await eventually(
+      () => registry.getJobStatus('reshard').shardingItems.length,
+      (n) => n === 2,
+      10_000,
+      'half the items after the peer joined',
+    );
     const peerItems = [];
-    for (const item of [0, 1, 2, 3]) if ((await text(zk, `/reshard/sharding/${item}/instance`)) === peer) peerItems.push(item);
+    for (const item of [0, 1, 2, 3])
+      if ((await text(zk, `/reshard/sharding/${item}/instance`)) === peer) peerItems.push(item);
     expect(peerItems).toHaveLength(2);
 
     // The peer leaves: everything comes back.
     await zk.remove(`/reshard/instances/${peer}`);
-    await eventually(() => registry.getJobStatus('reshard').shardingItems, (items) => items.length === 4, 10_000, 'all items back');
+    await eventually(
+      () => registry.getJobStatus('reshard').shardingItems,
+      (items) => items.length === 4,
+      10_000,
+      'all items back',
+    );
 
     // The leader node vanishes (an operator, or a crashed leader's session): a new election takes place.
     expect(await text(zk, '/reshard/leader/election/instance')).toBe(me);
     await zk.remove('/reshard/leader/election/instance');
-    await eventually(() => text(zk, '/reshard/leader/election/instance'), (id) => id === me, 10_000, 're-election');
+    await eventually(
+      () => text(zk, '/reshard/leader/election/instance'),
+      (id) => id === me,
+      10_000,
+      're-election',
+    );
   });
 
   it("adopts the configuration stored in ZooKeeper when overwrite is false (operators' changes win)", async () => {
     const namespace = uniqueNamespace('adopt');
     const zk = await observer(namespace);
     await zk.createWithParents('/reshard', Buffer.from('ReshardJob.run'), 'PERSISTENT');
-    await zk.create('/reshard/config', Buffer.from('cron: 0/1 * * * * ?\njobName: reshard\nmonitorExecution: true\nshardingItemParameters: 0=x\nshardingTotalCount: 2\n'));
+    await zk.create(
+      '/reshard/config',
+      Buffer.from(
+        'cron: 0/1 * * * * ?\njobName: reshard\nmonitorExecution: true\nshardingItemParameters: ' +
+          '0=x\nshardingTotalCount: 2\n',
+      ),
+    );
     shardingRuns.length = 0;
     const app = await boot(namespace, [ReshardJob]);
-    await eventually(() => app.get(ElasticJobRegistry).getJobStatus('reshard').shardingItems, (items) => items.length === 2, 10_000, 'two items');
-    await eventually(() => shardingRuns.length, (n) => n >= 4, 10_000, 'runs');
+    await eventually(
+      () => app.get(ElasticJobRegistry).getJobStatus('reshard').shardingItems,
+      (items) => items.length === 2,
+      10_000,
+      'two items',
+    );
+    await eventually(
+      () => shardingRuns.length,
+      (n) => n >= 4,
+      10_000,
+      'runs',
+    );
     expect(new Set(shardingRuns)).toEqual(new Set([0, 1]));
     expect(await text(zk, '/reshard/config')).toContain('shardingTotalCount: 2');
   });
@@ -271,21 +378,46 @@ describe('session expiry', () => {
     });
     const registry = app.get(ElasticJobRegistry);
     const me = registry.getJobStatus('expiry').instanceId;
-    await eventually(() => expiryRuns, (n) => n >= 2, 10_000, 'runs before expiry');
-    const before = (await zk.getData(`/expiry/instances/${me}`))!.stat.ephemeralOwner;
-    const { registryCenter } = (app as unknown as { get: (t: unknown) => { registryCenter: ZookeeperRegistryCenter } }).get(
-      (await import('../../lib/elastic-job.orchestrator.js')).ElasticJobOrchestrator,
+    await eventually(
+      () => expiryRuns,
+      (n) => n >= 2,
+      10_000,
+      'runs before expiry',
     );
+    const before = (await zk.getData(`/expiry/instances/${me}`))!.stat.ephemeralOwner;
+    const { registryCenter } = (
+      app as unknown as { get: (t: unknown) => { registryCenter: ZookeeperRegistryCenter } }
+    ).get((await import('../../lib/elastic-job.orchestrator.js')).ElasticJobOrchestrator);
     const credentials = registryCenter.getSessionCredentials()!;
     proxy.cut();
     await killSession(credentials);
-    await eventually(() => zk.exists(`/expiry/instances/${me}`), (s) => s === undefined, 10_000, 'instance node gone with the session');
+    await eventually(
+      () => zk.exists(`/expiry/instances/${me}`),
+      (s) => s === undefined,
+      10_000,
+      'instance node gone with the session',
+    );
     proxy.restore();
-    const after = await eventually(() => zk.getData(`/expiry/instances/${me}`), (d) => d !== undefined, 20_000, 'instance node back');
+    const after = await eventually(
+      () => zk.getData(`/expiry/instances/${me}`),
+      (d) => d !== undefined,
+      20_000,
+      'instance node back',
+    );
     expect(after!.stat.ephemeralOwner).not.toBe(before);
-    await eventually(() => text(zk, '/expiry/leader/election/instance'), (id) => id === me, 10_000, 'leader again');
+    await eventually(
+      () => text(zk, '/expiry/leader/election/instance'),
+      (id) => id === me,
+      10_000,
+      'leader again',
+    );
     const runsAfter = expiryRuns;
-    await eventually(() => expiryRuns, (n) => n >= runsAfter + 2, 10_000, 'firing again');
+    await eventually(
+      () => expiryRuns,
+      (n) => n >= runsAfter + 2,
+      10_000,
+      'firing again',
+    );
     expect(registry.getJobStatus('expiry').registered).toBe(true);
   });
 });
@@ -314,16 +446,41 @@ describe('manual trigger', () => {
     let release!: () => void;
     holdTriggered = new Promise<void>((resolve) => (release = resolve));
     expect(await registry.trigger('triggered')).toBe(1);
-    await eventually(() => triggeredRuns.length, (n) => n === 2, 10_000, 'both items triggered');
-    await eventually(() => zk.exists(`/triggered/trigger/${me}`), (s) => s === undefined, 10_000, 'trigger node consumed');
+    await eventually(
+      () => triggeredRuns.length,
+      (n) => n === 2,
+      10_000,
+      'both items triggered',
+    );
+    await eventually(
+      () => zk.exists(`/triggered/trigger/${me}`),
+      (s) => s === undefined,
+      10_000,
+      'trigger node consumed',
+    );
     // Two more triggers while the firing holds: queued once, not dropped, not doubled.
     await registry.trigger('triggered');
-    await eventually(() => zk.exists(`/triggered/trigger/${me}`), (s) => s === undefined, 10_000, 'second trigger consumed');
+    await eventually(
+      () => zk.exists(`/triggered/trigger/${me}`),
+      (s) => s === undefined,
+      10_000,
+      'second trigger consumed',
+    );
     await registry.trigger('triggered');
-    await eventually(() => zk.exists(`/triggered/trigger/${me}`), (s) => s === undefined, 10_000, 'third trigger consumed');
+    await eventually(
+      () => zk.exists(`/triggered/trigger/${me}`),
+      (s) => s === undefined,
+      10_000,
+      'third trigger consumed',
+    );
     holdTriggered = undefined;
     release();
-    await eventually(() => [triggeredRuns.length, registry.getJobStatus('triggered').firing] as const, ([n, f]) => n >= 4 && !f, 10_000, 'the queued run');
+    await eventually(
+      () => [triggeredRuns.length, registry.getJobStatus('triggered').firing] as const,
+      ([n, f]) => n >= 4 && !f,
+      10_000,
+      'the queued run',
+    );
     expect(triggeredRuns.sort()).toEqual([0, 0, 1, 1]);
   });
 });
@@ -349,12 +506,21 @@ describe('a running marker of our own that outlived its run', () => {
     const a = await boot(namespace, [OwnMarkerJob], { instance: { ip: '127.0.0.31' } });
     const b = await boot(namespace, [OwnMarkerJob], { instance: { ip: '127.0.0.32' } });
     const status = (app: TestingModule) => app.get(ElasticJobRegistry).getJobStatus('own-marker');
-    await eventually(() => [status(a).shardingItems.length, status(b).shardingItems.length], ([x, y]) => x === 1 && y === 1, 15_000, 'one item each');
+    await eventually(
+      () => [status(a).shardingItems.length, status(b).shardingItems.length],
+      ([x, y]) => x === 1 && y === 1,
+      15_000,
+      'one item each',
+    );
     const bItem = status(b).shardingItems[0]!;
     const aId = status(a).instanceId;
     // Leave a marker of A's on B's item between two firings, as a removal that failed on A would.
     await eventually(
-      () => zk.createWithParents(`/own-marker/sharding/${bItem}/running`, Buffer.from(aId), 'PERSISTENT').then(() => true, () => false),
+      () =>
+        zk.createWithParents(`/own-marker/sharding/${bItem}/running`, Buffer.from(aId), 'PERSISTENT').then(
+          () => true,
+          () => false,
+        ),
       (created) => created,
       10_000,
       'a stale marker of A in place',
@@ -364,7 +530,12 @@ describe('a running marker of our own that outlived its run', () => {
     expect(status(a).isLeader).toBe(true);
     await zk.createWithParents('/own-marker/leader/sharding/necessary', Buffer.alloc(0), 'PERSISTENT');
     const placed = ownRuns.length;
-    await eventually(() => ownRuns.slice(placed).filter((run) => run.item === bItem && run.ip === '127.0.0.32').length, (n) => n >= 2, 10_000, "B running its item again");
+    await eventually(
+      () => ownRuns.slice(placed).filter((run) => run.item === bItem && run.ip === '127.0.0.32').length,
+      (n) => n >= 2,
+      10_000,
+      'B running its item again',
+    );
     expect((await zk.getData(`/own-marker/sharding/${bItem}/running`))?.data.toString()).not.toBe(aId);
   });
 });

@@ -25,9 +25,28 @@ function javaPeer(namespace: string, latchPath: string, id: string): LineProcess
 
 describe('LeaderLatch', () => {
   it('sorts by the sequence after the last "latch-", as Curator does', () => {
-    expect(
-      sortLatchChildren(['_c_b-latch-0000000010', '_c_a-latch-0000000002', 'foreign', '_c_c-latch-0000000001']),
-    ).toEqual(['_c_c-latch-0000000001', '_c_a-latch-0000000002', '_c_b-latch-0000000010', 'foreign']);
+    // Curator's order: by what follows the last "latch-", or the whole name when there is none (String.compareTo).
+    const expected = [
+      '_c_c-latch-0000000001',
+      '_c_a-latch-0000000002',
+      '_c_e-my-latch-x-latch-0000000003', // keyed after its first "latch-", it would sort last
+      '0000000005', // no "latch-": by the whole name
+      '_c_b-latch-0000000010',
+      'foreign',
+    ];
+    const input = [
+      '_c_b-latch-0000000010',
+      'foreign',
+      '_c_e-my-latch-x-latch-0000000003',
+      '_c_a-latch-0000000002',
+      '0000000005',
+      '_c_c-latch-0000000001',
+    ];
+    // The input is in neither that order nor plain name order: only the sort by Curator's key gives `expected`.
+    expect(input).not.toEqual(expected);
+    expect([...input].sort()).not.toEqual(expected);
+    expect(sortLatchChildren(input)).toEqual(expected);
+    expect(sortLatchChildren([...input].reverse())).toEqual(expected);
   });
 
   it('elects exactly one of several Node participants and hands over on close', async () => {
@@ -35,12 +54,20 @@ describe('LeaderLatch', () => {
     cleanups.push(() => registry.close());
     const latches = [0, 1, 2].map((i) => new LeaderLatch(registry, '/job/leader/election/latch', `node-${i}`));
     for (const latch of latches) await latch.start();
-    await eventually(() => latches.filter((l) => l.hasLeadership()).length, (n) => n === 1);
+    await eventually(
+      () => latches.filter((l) => l.hasLeadership()).length,
+      (n) => n === 1,
+    );
     const first = latches.find((l) => l.hasLeadership())!;
     await first.close();
     expect(await registry.exists(first.nodePath ?? '/nope')).toBeUndefined();
     const rest = latches.filter((l) => l !== first);
-    await eventually(() => rest.filter((l) => l.hasLeadership()).length, (n) => n === 1, 10_000, 'one new leader');
+    await eventually(
+      () => rest.filter((l) => l.hasLeadership()).length,
+      (n) => n === 1,
+      10_000,
+      'one new leader',
+    );
     for (const latch of rest) await latch.close();
     expect(await registry.getChildren('/job/leader/election/latch')).toEqual([]);
   });

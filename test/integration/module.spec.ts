@@ -2,6 +2,7 @@ import 'reflect-metadata';
 import { Injectable, Module } from '@nestjs/common';
 import { Test } from '@nestjs/testing';
 import { afterEach, describe, expect, it } from 'vitest';
+import { parse } from 'yaml';
 import {
   ElasticJobModule,
   ElasticJobRegistry,
@@ -10,15 +11,26 @@ import {
   ShardedJob,
   type ShardingContext,
 } from '../../lib/index.js';
-import { eventually, startRegistry, uniqueNamespace, zkConnect } from '../support/zk.js';
+import type { ZookeeperRegistryCenter } from '../../lib/registry/zookeeper-registry-center.js';
+import { eventually, rootChildren, startRegistry, uniqueNamespace, zkConnect } from '../support/zk.js';
 
 const closers: Array<() => Promise<unknown>> = [];
+
+/** A session on ZooKeeper's own `/zookeeper` (which always exists, so starting it writes nothing). */
+async function reservedNamespace(): Promise<ZookeeperRegistryCenter> {
+  const zk = await startRegistry({ namespace: 'zookeeper' });
+  closers.push(() => zk.close());
+  return zk;
+}
 afterEach(async () => {
   while (closers.length) await closers.pop()?.();
 });
 
 function zkOptions(namespace: string) {
-  return { zookeeper: { serverLists: zkConnect(), namespace, sessionTimeoutMilliseconds: 4000 }, shutdownTimeoutMilliseconds: 5000 };
+  return {
+    zookeeper: { serverLists: zkConnect(), namespace, sessionTimeoutMilliseconds: 4000 },
+    shutdownTimeoutMilliseconds: 5000,
+  };
 }
 
 async function boot(namespace: string, providers: Array<new (...args: never[]) => unknown>) {
@@ -34,7 +46,13 @@ const calls: ShardingContext[] = [];
 
 @Injectable()
 class EverySecondJobs {
-  @ShardedJob({ jobName: 'every-second', cron: '* * * * * *', shardingTotalCount: 3, shardingItemParameters: '0=zero,1=one,2=two', jobParameter: 'p' })
+  @ShardedJob({
+    jobName: 'every-second',
+    cron: '* * * * * *',
+    shardingTotalCount: 3,
+    shardingItemParameters: '0=zero,1=one,2=two',
+    jobParameter: 'p',
+  })
   run(context: ShardingContext): void {
     calls.push(context);
   }
@@ -54,9 +72,24 @@ describe('ElasticJobModule in one process against a real ZooKeeper', () => {
     expect(stats.reads).toBeLessThanOrEqual(4);
     const zk = await startRegistry({ namespace });
     closers.push(() => zk.close());
-    for (const path of ['/quiet/config', '/quiet/servers', '/quiet/instances', '/quiet/sharding', '/quiet/leader/election/latch', '/quiet/leader/failover/items', '/quiet/trigger']) {
-      expect(await zk.exists(path), path).toBeDefined();
+    // The directories: there, and persistent (docs/SPEC.md §2).
+    for (const path of [
+      '/quiet/config',
+      '/quiet/servers',
+      '/quiet/instances',
+      '/quiet/sharding',
+      '/quiet/leader/election/latch',
+      '/quiet/leader/failover/items',
+      '/quiet/trigger',
+    ]) {
+      expect((await zk.exists(path))?.ephemeralOwner, path).toBe('0000000000000000');
     }
+    expect(parse((await zk.getData('/quiet/config'))!.data.toString())).toMatchObject({
+      jobName: 'quiet',
+      cron: '0 0 0 1 1 ?', // Quartz's dialect, as Java instances read it
+      shardingTotalCount: 2,
+      overwrite: true,
+    });
     expect((await zk.getData('/quiet'))?.data.toString()).toBe('QuietJob.run');
     await first.close();
     await boot(namespace, [QuietJob]);
@@ -73,12 +106,22 @@ describe('ElasticJobModule in one process against a real ZooKeeper', () => {
     const app = await boot(namespace, [EverySecondJobs]);
     const registry = app.get(ElasticJobRegistry);
     expect(registry.getJobNames()).toEqual(['every-second']);
-    await eventually(() => new Set(calls.map((c) => c.shardingItem)).size, (n) => n === 3, 10_000, 'all three items to run');
+    await eventually(
+      () => new Set(calls.map((c) => c.shardingItem)).size,
+      (n) => n === 3,
+      10_000,
+      'all three items to run',
+    );
     const status = registry.getJobStatus('every-second');
     expect(status.isLeader).toBe(true);
     expect(status.shardingItems).toEqual([0, 1, 2]);
     const byItem = new Map(calls.map((c) => [c.shardingItem, c]));
-    expect(byItem.get(0)).toMatchObject({ jobName: 'every-second', shardingParameter: 'zero', jobParameter: 'p', shardingTotalCount: 3 });
+    expect(byItem.get(0)).toMatchObject({
+      jobName: 'every-second',
+      shardingParameter: 'zero',
+      jobParameter: 'p',
+      shardingTotalCount: 3,
+    });
     expect(byItem.get(2)?.shardingParameter).toBe('two');
     expect(byItem.get(0)?.taskId).toBe(`every-second@-@0,1,2@-@READY@-@${status.instanceId}`);
     expect(byItem.get(0)?.signal).toBeInstanceOf(AbortSignal);
@@ -90,8 +133,12 @@ describe('ElasticJobModule in one process against a real ZooKeeper', () => {
     expect(await text('/every-second')).toBe('EverySecondJobs.run');
     expect(await text('/every-second/config')).toContain('shardingTotalCount: 3');
     expect(await text(`/every-second/servers/${ip}`)).toBe('ENABLED');
-    expect(await text(`/every-second/instances/${status.instanceId}`)).toBe(`jobInstanceId: ${status.instanceId}\nserverIp: ${ip}\n`);
-    expect((await zk.getData(`/every-second/instances/${status.instanceId}`))?.stat.ephemeralOwner).not.toBe('0000000000000000');
+    expect(await text(`/every-second/instances/${status.instanceId}`)).toBe(
+      `jobInstanceId: ${status.instanceId}\nserverIp: ${ip}\n`,
+    );
+    expect((await zk.getData(`/every-second/instances/${status.instanceId}`))?.stat.ephemeralOwner).not.toBe(
+      '0000000000000000',
+    );
     expect(await text('/every-second/leader/election/instance')).toBe(status.instanceId);
     for (const item of [0, 1, 2]) expect(await text(`/every-second/sharding/${item}/instance`)).toBe(status.instanceId);
     expect(await zk.exists('/every-second/leader/sharding/necessary')).toBeUndefined();
@@ -112,6 +159,39 @@ describe('ElasticJobModule in one process against a real ZooKeeper', () => {
     expect(error).toBeInstanceOf(JobConflictError);
     expect((error as Error).message).toMatch(/every-second.*com\.example\.LegacyJob.*EverySecondJobs\.run/);
     expect(await zk.getChildren('/every-second')).toEqual([]);
+  });
+
+  it('jobClass: joins a job whose root node holds the same identity (a Java ElasticJob job), refuses it otherwise, both ways', async () => {
+    const namespace = uniqueNamespace('identity');
+    const zk = await startRegistry({ namespace });
+    closers.push(() => zk.close());
+    // The root node as a Java ElasticJob instance leaves it: the job's class name.
+    await zk.createWithParents('/report', Buffer.from('com.acme.ReportJob'), 'PERSISTENT');
+    @Injectable()
+    class SharedReport {
+      @ShardedJob({ jobName: 'report', cron: '0 0 0 1 1 *', shardingTotalCount: 1, jobClass: 'com.acme.ReportJob' })
+      run(): void {}
+    }
+    @Injectable()
+    class OtherReport {
+      @ShardedJob({ jobName: 'report', cron: '0 0 0 1 1 *', shardingTotalCount: 1 })
+      run(): void {}
+    }
+    // Our instance of the Java job's identity joins it, and leaves the identity as it was.
+    const app = await boot(namespace, [SharedReport]);
+    expect(app.get(ElasticJobRegistry).getJobStatus('report').instanceId).toMatch(/@-@/);
+    expect((await zk.getData('/report'))?.data.toString()).toBe('com.acme.ReportJob');
+    // A job of another identity is refused, naming both, and told how to share it.
+    const refused = await boot(namespace, [OtherReport]).catch((e: unknown) => e);
+    expect(refused).toBeInstanceOf(JobConflictError);
+    expect((refused as Error).message).toMatch(/com\.acme\.ReportJob.*OtherReport\.run.*jobClass/);
+    // The other way: a job we created with a jobClass is refused to an app declaring another one.
+    const namespace2 = uniqueNamespace('identity');
+    await boot(namespace2, [SharedReport]);
+    const zk2 = await startRegistry({ namespace: namespace2 });
+    closers.push(() => zk2.close());
+    expect((await zk2.getData('/report'))?.data.toString()).toBe('com.acme.ReportJob');
+    expect(await boot(namespace2, [OtherReport]).catch((e: unknown) => e)).toBeInstanceOf(JobConflictError);
   });
 
   it('fails bootstrap on a bad @ShardedJob before connecting', async () => {
@@ -145,46 +225,111 @@ describe('ElasticJobModule in one process against a real ZooKeeper', () => {
     expect((error as Error).message).toMatch(/Job 'twin'.*'jobName'.*declared twice, on A\.run and on B\.run/);
   });
 
+  // Unique namespaces, so that "writing nothing" can be checked: no top-level node starts with the namespace's name.
   const badOptions: Array<[string, () => { serverLists: string; namespace: string }, string, RegExp]> = [
-    ['a list that is not one', () => ({ serverLists: 'not a list', namespace: 'x' }), 'zookeeper.serverLists', /not host:port/],
-    ['a port beyond 65535', () => ({ serverLists: `${zkConnect().split(':')[0]}:99999`, namespace: 'x' }), 'zookeeper.serverLists', /port 99999 .* outside 1\.\.65535/],
-    ['port 0', () => ({ serverLists: '127.0.0.1:0', namespace: 'x' }), 'zookeeper.serverLists', /outside 1\.\.65535/],
-    ["namespace '.'", () => ({ serverLists: zkConnect(), namespace: '.' }), 'zookeeper.namespace', /'\.' is not a node name/],
+    [
+      'a list that is not one',
+      () => ({ serverLists: 'not a list', namespace: uniqueNamespace('bad-list') }),
+      'zookeeper.serverLists',
+      /not host:port/,
+    ],
+    [
+      'a port beyond 65535',
+      () => ({ serverLists: `${zkConnect().split(':')[0]}:99999`, namespace: uniqueNamespace('bad-port') }),
+      'zookeeper.serverLists',
+      /port 99999 .* outside 1\.\.65535/,
+    ],
+    [
+      'port 0',
+      () => ({ serverLists: '127.0.0.1:0', namespace: uniqueNamespace('port-0') }),
+      'zookeeper.serverLists',
+      /outside 1\.\.65535/,
+    ],
+    [
+      "namespace '.'",
+      () => ({ serverLists: zkConnect(), namespace: '.' }),
+      'zookeeper.namespace',
+      /'\.' is not a node name/,
+    ],
     ["namespace '..'", () => ({ serverLists: zkConnect(), namespace: '..' }), 'zookeeper.namespace', /not a node name/],
-    ["namespace 'zookeeper' (ZooKeeper's own subtree)", () => ({ serverLists: zkConnect(), namespace: 'zookeeper' }), 'zookeeper.namespace', /ZooKeeper's own subtree/],
-    ['a namespace with a slash', () => ({ serverLists: zkConnect(), namespace: 'a/b' }), 'zookeeper.namespace', /contains '\/'/],
-    ['a namespace with a character ZooKeeper refuses', () => ({ serverLists: zkConnect(), namespace: 'a\ud800b' }), 'zookeeper.namespace', /ZooKeeper refuses/],
+    [
+      "namespace 'zookeeper' (ZooKeeper's own subtree)",
+      () => ({ serverLists: zkConnect(), namespace: 'zookeeper' }),
+      'zookeeper.namespace',
+      /ZooKeeper's own subtree/,
+    ],
+    [
+      'a namespace with a slash',
+      () => ({ serverLists: zkConnect(), namespace: `${uniqueNamespace('slash')}/b` }),
+      'zookeeper.namespace',
+      /contains '\/'/,
+    ],
+    [
+      'a namespace with a character ZooKeeper refuses',
+      () => ({ serverLists: zkConnect(), namespace: `${uniqueNamespace('refused')}\ud800b` }),
+      'zookeeper.namespace',
+      /ZooKeeper refuses/,
+    ],
   ];
-  it.each(badOptions)('rejects %s with a JobConfigurationError naming the option, writing nothing', async (_, zookeeper, field, message) => {
-    @Injectable()
-    class J {
-      @ShardedJob({ jobName: 'j', cron: '* * * * * *', shardingTotalCount: 1 })
-      run(): void {}
-    }
-    @Module({ imports: [ElasticJobModule.forRoot({ zookeeper: zookeeper() })], providers: [J] })
-    class AppModule {}
-    const moduleRef = await Test.createTestingModule({ imports: [AppModule] }).compile();
-    const error = await moduleRef.init().catch((e: unknown) => e);
-    await moduleRef.close();
-    expect(error).toBeInstanceOf(JobConfigurationError);
-    expect(error).toMatchObject({ field });
-    expect((error as Error).message).toMatch(message);
-    const zk = await startRegistry({ namespace: 'zookeeper' });
-    closers.push(() => zk.close());
-    expect(await zk.exists('/j')).toBeUndefined();
-  });
+  it.each(badOptions)(
+    'rejects %s with a JobConfigurationError naming the option, writing nothing',
+    async (_, zookeeper, field, message) => {
+      @Injectable()
+      class J {
+        @ShardedJob({ jobName: 'j', cron: '* * * * * *', shardingTotalCount: 1 })
+        run(): void {}
+      }
+      const options = zookeeper();
+      @Module({ imports: [ElasticJobModule.forRoot({ zookeeper: options })], providers: [J] })
+      class AppModule {}
+      const moduleRef = await Test.createTestingModule({ imports: [AppModule] }).compile();
+      const error = await moduleRef.init().catch((e: unknown) => e);
+      await moduleRef.close();
+      expect(error).toBeInstanceOf(JobConfigurationError);
+      expect(error).toMatchObject({ field });
+      expect((error as Error).message).toMatch(message);
+      // Nothing written: no /zookeeper/j for the reserved namespace; else no top-level node starting with the
+      // namespace's (unique) name ('.' and '..' name no node).
+      const name = options.namespace.split(/[/\ud800]/)[0]!;
+      const leftovers =
+        options.namespace === 'zookeeper'
+          ? (await (await reservedNamespace()).exists('/j')) === undefined
+            ? []
+            : ['/zookeeper/j']
+          : (await rootChildren()).filter((child) => name !== '.' && name !== '..' && child.startsWith(name));
+      expect(leftovers).toEqual([]);
+    },
+  );
 
   it('accepts a chroot in serverLists', async () => {
     const namespace = uniqueNamespace('chroot');
     const root = await startRegistry({ namespace });
     closers.push(() => root.close());
-    @Module({ imports: [ElasticJobModule.forRoot({ zookeeper: { serverLists: `${zkConnect()}/${namespace}`, namespace: 'zookeeper', sessionTimeoutMilliseconds: 4000 } })], providers: [EverySecondJobs] })
+    @Module({
+      imports: [
+        ElasticJobModule.forRoot({
+          zookeeper: {
+            serverLists: `${zkConnect()}/${namespace}`,
+            namespace: 'zookeeper',
+            sessionTimeoutMilliseconds: 4000,
+          },
+        }),
+      ],
+      providers: [EverySecondJobs],
+    })
     class AppModule {}
     const moduleRef = await Test.createTestingModule({ imports: [AppModule] }).compile();
     await moduleRef.init();
     closers.push(() => moduleRef.close());
     expect(moduleRef.get(ElasticJobRegistry).getJobStatus('every-second').registered).toBe(true);
-    expect(await root.exists('/zookeeper/every-second/config')).toBeDefined();
+    // Written under the chroot: the job's config, with the job's values.
+    expect(parse((await root.getData('/zookeeper/every-second/config'))!.data.toString())).toMatchObject({
+      jobName: 'every-second',
+      cron: '* * * * * ?',
+      shardingTotalCount: 3,
+      shardingItemParameters: '0=zero,1=one,2=two',
+      jobParameter: 'p',
+    });
   });
 
   it('forRootAsync with useFactory and inject', async () => {
@@ -193,7 +338,13 @@ describe('ElasticJobModule in one process against a real ZooKeeper', () => {
     @Module({ providers: [{ provide: OPTIONS, useValue: zkOptions(namespace) }], exports: [OPTIONS] })
     class ConfigModule {}
     @Module({
-      imports: [ElasticJobModule.forRootAsync({ imports: [ConfigModule], inject: [OPTIONS], useFactory: (o: ReturnType<typeof zkOptions>) => o })],
+      imports: [
+        ElasticJobModule.forRootAsync({
+          imports: [ConfigModule],
+          inject: [OPTIONS],
+          useFactory: (o: ReturnType<typeof zkOptions>) => o,
+        }),
+      ],
       providers: [EverySecondJobs],
     })
     class AppModule {}
@@ -218,7 +369,16 @@ describe('ElasticJobModule in one process against a real ZooKeeper', () => {
     proxy.cut();
     const namespace = uniqueNamespace('late');
     @Module({
-      imports: [ElasticJobModule.forRoot({ zookeeper: { serverLists: proxy.connectString, namespace, sessionTimeoutMilliseconds: 4000, connectionTimeoutMilliseconds: 500 } })],
+      imports: [
+        ElasticJobModule.forRoot({
+          zookeeper: {
+            serverLists: proxy.connectString,
+            namespace,
+            sessionTimeoutMilliseconds: 4000,
+            connectionTimeoutMilliseconds: 500,
+          },
+        }),
+      ],
       providers: [J],
     })
     class AppModule {}
@@ -228,7 +388,11 @@ describe('ElasticJobModule in one process against a real ZooKeeper', () => {
     const registry = moduleRef.get(ElasticJobRegistry);
     expect(registry.getJobStatus('late').registered).toBe(false);
     proxy.restore();
-    await eventually(() => registry.getJobStatus('late').registered, (r) => r, 20_000, 'registration after ZooKeeper came back');
+    await eventually(
+      () => registry.getJobStatus('late').registered,
+      (r) => r,
+      20_000,
+      'registration after ZooKeeper came back',
+    );
   });
 });
-

@@ -1,6 +1,12 @@
 import { Injectable } from '@nestjs/common';
 import { afterEach, describe, expect, it } from 'vitest';
-import { ShardedJob, type JobErrorHandler, type JobInstance, type JobShardingStrategy, type ShardingContext } from '../../lib/index.js';
+import {
+  ShardedJob,
+  type JobErrorHandler,
+  type JobInstance,
+  type JobShardingStrategy,
+  type ShardingContext,
+} from '../../lib/index.js';
 import { appOptions, bootApp } from '../support/app.js';
 import { hold, observer, releaseAll } from '../support/resources.js';
 import { eventually, uniqueNamespace } from '../support/zk.js';
@@ -17,20 +23,31 @@ const reversed: JobShardingStrategy = {
   sharding(instances: readonly JobInstance[], _jobName: string, total: number): Map<string, number[]> {
     strategyCalls++;
     const result = new Map<string, number[]>();
-    if (instances.length > 0) result.set(instances[0]!.jobInstanceId, Array.from({ length: total }, (_, i) => total - 1 - i));
+    if (instances.length > 0)
+      result.set(
+        instances[0]!.jobInstanceId,
+        Array.from({ length: total }, (_, i) => total - 1 - i),
+      );
     return result;
   },
 };
 const handled: Array<{ item: number; message: string }> = [];
 const recording: JobErrorHandler = {
   type: 'RECORDING',
-  handleException: (_jobName, error, context) => void handled.push({ item: context.shardingItem, message: (error as Error).message }),
+  handleException: (_jobName, error, context) =>
+    void handled.push({ item: context.shardingItem, message: (error as Error).message }),
 };
 const parameters: string[] = [];
 
 @Injectable()
 class PluggedJob {
-  @ShardedJob({ jobName: 'plugged', cron: '* * * * * *', shardingTotalCount: 2, jobShardingStrategyType: reversed, jobErrorHandlerType: recording })
+  @ShardedJob({
+    jobName: 'plugged',
+    cron: '* * * * * *',
+    shardingTotalCount: 2,
+    jobShardingStrategyType: reversed,
+    jobErrorHandlerType: recording,
+  })
   run(context: ShardingContext): void {
     parameters.push(context.jobParameter);
     throw new Error(`item ${context.shardingItem} failed`);
@@ -46,7 +63,12 @@ describe('plugins by type name', () => {
     const zk = await observer(namespace);
     const app = await bootApp(appOptions(namespace), [PluggedJob]);
     hold(() => app.close());
-    await eventually(() => handled.length, (n) => n >= 2, 10_000, 'both items failing into the custom handler');
+    await eventually(
+      () => handled.length,
+      (n) => n >= 2,
+      10_000,
+      'both items failing into the custom handler',
+    );
     expect(strategyCalls).toBeGreaterThanOrEqual(1);
     expect(new Set(handled.map((h) => h.item))).toEqual(new Set([0, 1]));
     const stored = (await zk.getData('/plugged/config'))!.data.toString();
@@ -54,6 +76,11 @@ describe('plugins by type name', () => {
     expect(stored).toContain('jobErrorHandlerType: RECORDING');
     // An operator's change to another field keeps the custom names: the node is valid for this job, and adopted.
     await zk.setData('/plugged/config', Buffer.from(stored.replace("jobParameter: ''", 'jobParameter: changed')));
-    await eventually(() => parameters.at(-1), (value) => value === 'changed', 10_000, 'the changed job parameter');
+    await eventually(
+      () => parameters.at(-1),
+      (value) => value === 'changed',
+      10_000,
+      'the changed job parameter',
+    );
   });
 });

@@ -1,6 +1,7 @@
 import { afterEach, describe, expect, it } from 'vitest';
 import { ZookeeperRegistryCenter } from '../../lib/registry/zookeeper-registry-center.js';
 import { RegistryError } from '../../lib/errors/elastic-job.errors.js';
+import { sortLatchChildren } from '../../lib/registry/leader-latch.js';
 import { TreeCache, type TreeEvent } from '../../lib/registry/tree-cache.js';
 import type { ConnectionStateChange } from '../../lib/registry/registry.types.js';
 import { proxyTo, releaseAll } from '../support/resources.js';
@@ -68,15 +69,37 @@ describe('ZookeeperRegistryCenter on a real server', () => {
       { op: 'create', path: '/job/a', data: Buffer.from('in'), mode: 'PERSISTENT' },
     ]);
     await outside.createWithParents('/jail/ns/job/b', Buffer.from('seen'), 'PERSISTENT');
-    await eventually(() => [cache.get('/job/a'), cache.get('/job/b')], (v) => v[0] === 'in' && v[1] === 'seen', 10_000, 'cache under the chroot');
+    await eventually(
+      () => [cache.get('/job/a'), cache.get('/job/b')],
+      (v) => v[0] === 'in' && v[1] === 'seen',
+      10_000,
+      'cache under the chroot',
+    );
     expect((await outside.getData('/jail/ns/job/a'))?.data.toString()).toBe('in');
   });
 
   it('protected sequential creates carry _c_{uuid}- and sort by sequence', async () => {
     const registry = await startRegistry();
     cleanups.push(() => registry.close());
-    const a = await registry.createProtectedEphemeralSequential('/latch', 'latch-', Buffer.alloc(0), Date.now() + 5000);
-    expect(a).toMatch(/^\/latch\/_c_[0-9a-f-]{36}-latch-\d{10}$/);
+    // At least four, and more until their random uuids put the names out of creation order: then sorting by name
+    // cannot pass for sorting by sequence.
+    const names: string[] = [];
+    while (names.length < 4 || [...names].sort().every((name, i) => name === names[i])) {
+      if (names.length >= 20) throw new Error(`20 random uuids in creation order: ${names.join(' ')}`);
+      const path = await registry.createProtectedEphemeralSequential(
+        '/latch',
+        'latch-',
+        Buffer.alloc(0),
+        Date.now() + 5000,
+      );
+      expect(path).toMatch(/^\/latch\/_c_[0-9a-f-]{36}-latch-\d{10}$/);
+      names.push(path.slice('/latch/'.length));
+    }
+    expect(new Set(names.map((name) => name.slice(0, 40))).size).toBe(names.length); // a uuid per create
+    const sequences = names.map((name) => Number(name.slice(-10)));
+    expect(sequences).toEqual([...sequences].sort((a, b) => a - b)); // created in this order: rising sequences
+    expect(sortLatchChildren((await registry.getChildren('/latch'))!)).toEqual(names);
+    expect(sortLatchChildren([...names].reverse())).toEqual(names);
   });
 
   it('goes SUSPENDED then RECONNECTED (same session) across a short cut, keeping its ephemeral nodes', async () => {
@@ -88,12 +111,24 @@ describe('ZookeeperRegistryCenter on a real server', () => {
     await registry.createWithParents('/eph', Buffer.from('me'), 'EPHEMERAL');
     const session = registry.getSessionId();
     proxy.cut();
-    await eventually(() => states.map((s) => s.state), (s) => s.includes('SUSPENDED'), 5000, 'SUSPENDED');
+    await eventually(
+      () => states.map((s) => s.state),
+      (s) => s.includes('SUSPENDED'),
+      5000,
+      'SUSPENDED',
+    );
     proxy.restore();
-    await eventually(() => states.map((s) => s.state), (s) => s.includes('RECONNECTED'), 10_000, 'RECONNECTED');
+    await eventually(
+      () => states.map((s) => s.state),
+      (s) => s.includes('RECONNECTED'),
+      10_000,
+      'RECONNECTED',
+    );
     expect(states.find((s) => s.state === 'RECONNECTED')?.newSession).toBe(false);
     expect(registry.getSessionId()).toBe(session);
-    expect(await registry.exists('/eph')).toBeDefined();
+    const eph = await registry.getData('/eph');
+    expect(eph?.data.toString()).toBe('me');
+    expect(eph?.stat.ephemeralOwner).toBe(session); // the same node, still owned by the kept session
   });
 
   it('after a forced session expiry: LOST, a new client and session, pending calls fail, new-session callbacks run', async () => {
@@ -117,13 +152,23 @@ describe('ZookeeperRegistryCenter on a real server', () => {
     const oldSession = registry.getSessionId();
 
     proxy.cut();
-    await eventually(() => states.map((s) => s.state), (s) => s.includes('SUSPENDED'), 5000, 'SUSPENDED');
+    await eventually(
+      () => states.map((s) => s.state),
+      (s) => s.includes('SUSPENDED'),
+      5000,
+      'SUSPENDED',
+    );
     const pendingCall = registry.getData('/eph'); // queued on a client whose session is about to die
     await killSession(credentials);
     proxy.restore();
 
     await expect(pendingCall).rejects.toMatchObject({ code: 'SESSION_EXPIRED' });
-    await eventually(() => states.map((s) => s.state), (s) => s.includes('RECONNECTED'), 15_000, 'RECONNECTED');
+    await eventually(
+      () => states.map((s) => s.state),
+      (s) => s.includes('RECONNECTED'),
+      15_000,
+      'RECONNECTED',
+    );
     expect(states.map((s) => s.state)).toContain('LOST');
     expect(states.find((s) => s.state === 'RECONNECTED')?.newSession).toBe(true);
     expect(registry.getSessionId()).not.toBe(oldSession);
@@ -142,16 +187,29 @@ describe('ZookeeperRegistryCenter on a real server', () => {
     const states: string[] = [];
     registry.onStateChange((s) => states.push(s.state));
     proxy.freeze();
-    await eventually(() => states, (s) => s.includes('LOST'), 10_000, 'LOST');
+    await eventually(
+      () => states,
+      (s) => s.includes('LOST'),
+      10_000,
+      'LOST',
+    );
     proxy.restore();
-    await eventually(() => registry.isConnected(), (c) => c, 15_000, 'connected again');
+    await eventually(
+      () => registry.isConnected(),
+      (c) => c,
+      15_000,
+      'connected again',
+    );
   });
 
   it('a persistent recursive watch hears every create, change and delete below its root, with no read to re-arm it', async () => {
     const namespace = uniqueNamespace('addwatch');
     const watching = await startRegistry({ namespace });
     const writer = await startRegistry({ namespace });
-    cleanups.push(() => watching.close(), () => writer.close());
+    cleanups.push(
+      () => watching.close(),
+      () => writer.close(),
+    );
     const heard: string[] = [];
     await watching.addPersistentRecursiveWatch('/w', (e) => heard.push(`${e.type} ${e.path}`));
     const requestsBefore = { ...watching.stats };
@@ -160,8 +218,20 @@ describe('ZookeeperRegistryCenter on a real server', () => {
     await writer.setData('/w/a/b', Buffer.from('3'));
     await writer.createWithParents('/elsewhere', Buffer.alloc(0), 'PERSISTENT');
     await writer.remove('/w/a/b');
-    const expected = ['NODE_CREATED /w', 'NODE_CREATED /w/a', 'NODE_CREATED /w/a/b', 'NODE_DATA_CHANGED /w/a/b', 'NODE_DATA_CHANGED /w/a/b', 'NODE_DELETED /w/a/b'];
-    await eventually(() => heard, (h) => h.length >= expected.length, 5000, 'six events');
+    const expected = [
+      'NODE_CREATED /w',
+      'NODE_CREATED /w/a',
+      'NODE_CREATED /w/a/b',
+      'NODE_DATA_CHANGED /w/a/b',
+      'NODE_DATA_CHANGED /w/a/b',
+      'NODE_DELETED /w/a/b',
+    ];
+    await eventually(
+      () => heard,
+      (h) => h.length >= expected.length,
+      5000,
+      'six events',
+    );
     expect(heard).toEqual(expected);
     expect(watching.stats.reads - requestsBefore.reads).toBe(0);
     expect(watching.stats.watchRequests - requestsBefore.watchRequests).toBe(0);
@@ -183,9 +253,15 @@ describe('TreeCache', () => {
     expect(cache.get('/job/config')).toBe('v1');
     await registry.setData('/job/config', Buffer.from('v2'));
     await registry.createWithParents('/job/instances/a', Buffer.from('x'), 'EPHEMERAL');
-    await eventually(() => [cache.get('/job/config'), cache.get('/job/instances/a')], (v) => v[0] === 'v2' && v[1] === 'x');
+    await eventually(
+      () => [cache.get('/job/config'), cache.get('/job/instances/a')],
+      (v) => v[0] === 'v2' && v[1] === 'x',
+    );
     await registry.remove('/job/instances/a');
-    await eventually(() => cache.has('/job/instances/a'), (h) => !h);
+    await eventually(
+      () => cache.has('/job/instances/a'),
+      (h) => !h,
+    );
     expect(events).toContainEqual({ type: 'UPDATED', path: '/job/config', data: 'v2' });
     expect(events).toContainEqual({ type: 'ADDED', path: '/job/instances/a', data: 'x' });
     expect(events).toContainEqual({ type: 'DELETED', path: '/job/instances/a', data: 'x' });
@@ -210,13 +286,23 @@ describe('TreeCache', () => {
     const registry = await startRegistry();
     cleanups.push(() => registry.close());
     await registry.ensurePath('/job/sharding/0');
-    const shape = (path: string) => (path === '/job/sharding/0/running' || path === '/job/other' ? { data: true, children: false } : { data: false, children: true });
+    const shape = (path: string) =>
+      path === '/job/sharding/0/running' || path === '/job/other'
+        ? { data: true, children: false }
+        : { data: false, children: true };
     const cache = new TreeCache(registry, '/job', 'test', shape);
     cleanups.push(() => cache.close());
     await cache.start();
     const before = registry.stats.reads;
     for (let firing = 0; firing < 5; firing++) {
-      const ops = [{ op: 'create' as const, path: '/job/sharding/0/running', data: Buffer.from(`me-${firing}`), mode: 'EPHEMERAL' as const }];
+      const ops = [
+        {
+          op: 'create' as const,
+          path: '/job/sharding/0/running',
+          data: Buffer.from(`me-${firing}`),
+          mode: 'EPHEMERAL' as const,
+        },
+      ];
       const write = registry.transaction(ops);
       cache.expectOwnCreates(ops, write);
       await write;
@@ -261,9 +347,13 @@ describe('TreeCache', () => {
     const namespace = uniqueNamespace('lazy');
     const registry = await startRegistry({ namespace });
     const peer = await startRegistry({ namespace });
-    cleanups.push(() => registry.close(), () => peer.close());
+    cleanups.push(
+      () => registry.close(),
+      () => peer.close(),
+    );
     await registry.ensurePath('/job/sharding/0');
-    const shape = (path: string) => (path.endsWith('/running') ? { data: 'lazy' as const, children: false } : { data: false, children: true });
+    const shape = (path: string) =>
+      path.endsWith('/running') ? { data: 'lazy' as const, children: false } : { data: false, children: true };
     const cache = new TreeCache(registry, '/job', 'test', shape);
     cleanups.push(() => cache.close());
     const events: TreeEvent[] = [];
@@ -272,14 +362,29 @@ describe('TreeCache', () => {
     const before = registry.stats.reads;
     for (let firing = 0; firing < 3; firing++) {
       await peer.createWithParents('/job/sharding/0/running', Buffer.from('peer'), 'EPHEMERAL');
-      await eventually(() => cache.has('/job/sharding/0/running'), (h) => h, 5000, 'announced');
+      await eventually(
+        () => cache.has('/job/sharding/0/running'),
+        (h) => h,
+        5000,
+        'announced',
+      );
       expect(cache.isUnread('/job/sharding/0/running')).toBe(true);
       await peer.remove('/job/sharding/0/running');
-      await eventually(() => cache.has('/job/sharding/0/running'), (h) => !h, 5000, 'gone');
+      await eventually(
+        () => cache.has('/job/sharding/0/running'),
+        (h) => !h,
+        5000,
+        'gone',
+      );
     }
     expect(registry.stats.reads - before).toBe(0);
     await peer.createWithParents('/job/sharding/0/running', Buffer.from('peer'), 'EPHEMERAL');
-    await eventually(() => cache.has('/job/sharding/0/running'), (h) => h, 5000, 'announced');
+    await eventually(
+      () => cache.has('/job/sharding/0/running'),
+      (h) => h,
+      5000,
+      'announced',
+    );
     await cache.readUnread(['/job/sharding/0/running', '/job/sharding/0']);
     expect(cache.get('/job/sharding/0/running')).toBe('peer');
     expect(registry.stats.reads - before).toBe(1);
@@ -289,9 +394,16 @@ describe('TreeCache', () => {
   it('re-syncs after a reconnection: changes made while cut off arrive as events, and later ones keep arriving', async () => {
     const proxy = await proxyTo();
     const namespace = uniqueNamespace('resync');
-    const registry = await startRegistry({ namespace, serverLists: proxy.connectString, sessionTimeoutMilliseconds: 10_000 });
+    const registry = await startRegistry({
+      namespace,
+      serverLists: proxy.connectString,
+      sessionTimeoutMilliseconds: 10_000,
+    });
     const writer = await startRegistry({ namespace });
-    cleanups.push(() => registry.close(), () => writer.close());
+    cleanups.push(
+      () => registry.close(),
+      () => writer.close(),
+    );
     await writer.createWithParents('/job/config', Buffer.from('v1'), 'PERSISTENT');
     await writer.createWithParents('/job/gone', Buffer.from('x'), 'PERSISTENT');
     const cache = new TreeCache(registry, '/job');
@@ -302,24 +414,43 @@ describe('TreeCache', () => {
     const states: string[] = [];
     registry.onStateChange((s) => states.push(s.state));
     proxy.cut();
-    await eventually(() => states, (s) => s.includes('SUSPENDED'), 5000, 'SUSPENDED');
+    await eventually(
+      () => states,
+      (s) => s.includes('SUSPENDED'),
+      5000,
+      'SUSPENDED',
+    );
     await writer.setData('/job/config', Buffer.from('v2'));
     await writer.remove('/job/gone');
     await writer.createWithParents('/job/new', Buffer.from('n'), 'PERSISTENT');
     proxy.restore();
-    await eventually(() => [cache.get('/job/config'), cache.has('/job/gone'), cache.get('/job/new')], (v) => v[0] === 'v2' && !v[1] && v[2] === 'n', 15_000, 'caught up');
+    await eventually(
+      () => [cache.get('/job/config'), cache.has('/job/gone'), cache.get('/job/new')],
+      (v) => v[0] === 'v2' && !v[1] && v[2] === 'n',
+      15_000,
+      'caught up',
+    );
     expect(events).toContainEqual({ type: 'UPDATED', path: '/job/config', data: 'v2' });
     expect(events).toContainEqual({ type: 'DELETED', path: '/job/gone', data: 'x' });
     expect(events).toContainEqual({ type: 'ADDED', path: '/job/new', data: 'n' });
     // The watch was added again on the new connection: a change made now is heard too.
     await writer.setData('/job/config', Buffer.from('v3'));
-    await eventually(() => cache.get('/job/config'), (v) => v === 'v3', 5000, 'v3 heard after the reconnection');
+    await eventually(
+      () => cache.get('/job/config'),
+      (v) => v === 'v3',
+      5000,
+      'v3 heard after the reconnection',
+    );
   });
 });
 
 describe('ZookeeperRegistryCenter without a server', () => {
   it('start() resolves false after the connection timeout instead of throwing', async () => {
-    const registry = new ZookeeperRegistryCenter({ serverLists: '127.0.0.1:1', namespace: 'none', connectionTimeoutMilliseconds: 500 });
+    const registry = new ZookeeperRegistryCenter({
+      serverLists: '127.0.0.1:1',
+      namespace: 'none',
+      connectionTimeoutMilliseconds: 500,
+    });
     expect(await registry.start()).toBe(false);
     const pending = registry.getData('/x').catch((error: unknown) => error);
     await registry.close();

@@ -45,16 +45,26 @@ describe("ZooKeeper's request limit", () => {
     markers.length = 0;
     watcher = await observer(namespace);
     const warnings = vi.spyOn(Logger.prototype, 'warn');
-    const app = await bootApp(appOptions(namespace, { zookeeper: { ...appOptions(namespace).zookeeper, sessionTimeoutMilliseconds: 10_000 } }), [ManyItemsJob]);
+    const app = await bootApp(
+      appOptions(namespace, { zookeeper: { ...appOptions(namespace).zookeeper, sessionTimeoutMilliseconds: 10_000 } }),
+      [ManyItemsJob],
+    );
     hold(() => app.close());
     const registry = app.get(ElasticJobRegistry);
     const complete = (): number => [...seen.values()].filter((items) => items.size === ITEMS).length;
     await eventually(complete, (firings) => firings >= 2, 60_000, 'two firings running every item');
     expect(registry.getJobStatus(LONG_NAME).shardingItems).toHaveLength(ITEMS);
     expect(registry.isConnected()).toBe(true);
-    expect(warnings.mock.calls.map((call) => String(call[0])).filter((log) => /disconnected|lost/.test(log))).toEqual([]);
+    expect(warnings.mock.calls.map((call) => String(call[0])).filter((log) => /disconnected|lost/.test(log))).toEqual(
+      [],
+    );
     // Running markers were written for the first and the last item, which went in different requests.
-    await eventually(() => markers.length, (n) => n >= 4, 10_000, 'the markers of two firings');
+    await eventually(
+      () => markers.length,
+      (n) => n >= 4,
+      10_000,
+      'the markers of two firings',
+    );
     expect(new Set(markers)).toEqual(new Set([registry.getJobStatus(LONG_NAME).instanceId]));
   }, 120_000);
 
@@ -88,10 +98,24 @@ describe("ZooKeeper's request limit", () => {
     hold(() => app.close());
     const zk = await observer(namespace);
     const stored = (await zk.getData('/small/config'))!.data.toString();
-    await zk.setData('/small/config', Buffer.from(stored.replace('shardingTotalCount: 2', 'shardingTotalCount: 100000')));
-    await eventually(() => errors.mock.calls.map((call) => String(call[0])), (logs) => logs.some((log) => log.includes(`refusing the config node /${namespace}/small/config: 'shardingTotalCount'`)), 10_000, 'the refusal');
+    await zk.setData(
+      '/small/config',
+      Buffer.from(stored.replace('shardingTotalCount: 2', 'shardingTotalCount: 100000')),
+    );
+    await eventually(
+      () => errors.mock.calls.map((call) => String(call[0])),
+      (logs) =>
+        logs.some((log) => log.includes(`refusing the config node /${namespace}/small/config: 'shardingTotalCount'`)),
+      10_000,
+      'the refusal',
+    );
     const runsAfter = SmallJob.runs;
-    await eventually(() => SmallJob.runs, (runs) => runs >= runsAfter + 4, 10_000, 'two more firings of both items');
+    await eventually(
+      () => SmallJob.runs,
+      (runs) => runs >= runsAfter + 4,
+      10_000,
+      'two more firings of both items',
+    );
     expect(app.get(ElasticJobRegistry).getJobStatus('small').shardingItems).toEqual([0, 1]);
   });
 });

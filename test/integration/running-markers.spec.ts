@@ -11,7 +11,7 @@ import { JobNodeStorage } from '../../lib/job/storage/job-node-storage.js';
 import type { Watcher } from '../../lib/registry/registry.types.js';
 import type { ZookeeperRegistryCenter } from '../../lib/registry/zookeeper-registry-center.js';
 import { releaseAll } from '../support/resources.js';
-import { startRegistry, uniqueNamespace } from '../support/zk.js';
+import { eventually, startRegistry, uniqueNamespace } from '../support/zk.js';
 
 const cleanups: Array<() => Promise<void> | void> = [];
 afterEach(async () => {
@@ -23,19 +23,50 @@ const JOB = 'markers';
 const config = { monitorExecution: true, failover: true } as JobConfiguration;
 
 /** One instance's view of the job: its own session, cache and execution service, as a JobScheduler builds them. */
-async function contender(namespace: string, instanceId: string): Promise<{ execution: ExecutionService; registry: ZookeeperRegistryCenter; freezeCache: () => void }> {
+async function contender(
+  namespace: string,
+  instanceId: string,
+): Promise<{
+  execution: ExecutionService;
+  registry: ZookeeperRegistryCenter;
+  storage: JobNodeStorage;
+  freezeCache: () => void;
+}> {
   const registry = await startRegistry({ namespace });
   cleanups.push(() => registry.close());
   const paths = new JobNodePath(JOB);
   const logger = new Logger(`test:${instanceId}`);
-  const ctx: JobContext = { jobName: JOB, paths, registry, logger, storage: new JobNodeStorage(registry, paths, logger), instanceId, ip: instanceId.split('@-@')[0]!, waitTimeoutMs: 5000, plugins: new JobPlugins(logger) };
-  await ctx.storage.cache.start();
-  cleanups.push(() => ctx.storage.cache.close());
-  await registry.createWithParents(paths.instance(instanceId), Buffer.from(`jobInstanceId: ${instanceId}\n`), 'EPHEMERAL');
-  await ctx.storage.settled();
+  const ctx: JobContext = {
+    jobName: JOB,
+    paths,
+    connection: registry,
+    logger,
+    storage: new JobNodeStorage(registry, paths, logger),
+    instanceId,
+    ip: instanceId.split('@-@')[0]!,
+    waitTimeoutMs: 5000,
+    plugins: new JobPlugins(logger),
+  };
+  await ctx.storage.startCache();
+  cleanups.push(() => ctx.storage.closeCache());
+  await registry.createWithParents(
+    paths.instance(instanceId),
+    Buffer.from(`jobInstanceId: ${instanceId}\n`),
+    'EPHEMERAL',
+  );
+  await ctx.storage.cached.settled();
   // Stops the cache from following ZooKeeper: what a cache lagging behind (just after a reconnection) looks like.
-  const freezeCache = (): void => registry.removePersistentRecursiveWatch(`/${JOB}`, (ctx.storage.cache as unknown as { watcher: Watcher }).watcher);
-  return { execution: new ExecutionService(ctx, new InstanceService(ctx, new ServerService(ctx))), registry, freezeCache };
+  const freezeCache = (): void =>
+    registry.removePersistentRecursiveWatch(
+      `/${JOB}`,
+      (ctx.storage as unknown as { cache: { watcher: Watcher } }).cache.watcher,
+    );
+  return {
+    execution: new ExecutionService(ctx, new InstanceService(ctx, new ServerService(ctx))),
+    registry,
+    storage: ctx.storage,
+    freezeCache,
+  };
 }
 
 describe('running markers', () => {
@@ -49,7 +80,10 @@ describe('running markers', () => {
       const a = await contender(namespace, '10.0.0.1@-@1');
       const b = await contender(namespace, '10.0.0.2@-@2');
       // Both start item 0 at once (say a failover claim and the item's new owner after a reshard).
-      const [wonByA, wonByB] = await Promise.all([a.execution.registerJobBegin([0], config), b.execution.registerJobBegin([0], config)]);
+      const [wonByA, wonByB] = await Promise.all([
+        a.execution.registerJobBegin([0], config),
+        b.execution.registerJobBegin([0], config),
+      ]);
       expect([...wonByA, ...wonByB], `round ${round}`).toEqual([0]);
       const winner = wonByA.length > 0 ? '10.0.0.1@-@1' : '10.0.0.2@-@2';
       expect((await setup.getData(`/${JOB}/sharding/0/running`))?.data.toString()).toBe(winner);
@@ -64,8 +98,14 @@ describe('running markers', () => {
     const a = await contender(namespace, '10.0.0.1@-@1');
     const b = await contender(namespace, '10.0.0.2@-@2');
     expect(await a.execution.registerJobBegin([0, 1], config)).toEqual([0, 1]);
-    // b saw a's markers (a is online): b gets nothing, and the markers stay a's.
-    await new Promise((r) => setTimeout(r, 200));
+    // b has seen a's markers (a is online): b gets nothing, and the markers stay a's. (Had b not seen them, its
+    // create would just fail: the check that a marker's owner is live would not be reached.)
+    await eventually(
+      () => [0, 1].map((item) => b.storage.cached.has(`/${JOB}/sharding/${item}/running`)),
+      (seen) => seen.every(Boolean),
+      10_000,
+      "a's markers in b's cache",
+    );
     expect(await b.execution.registerJobBegin([1, 2], config)).toEqual([2]);
     expect((await setup.getData(`/${JOB}/sharding/1/running`))?.data.toString()).toBe('10.0.0.1@-@1');
     expect((await setup.getData(`/${JOB}/sharding/2/running`))?.data.toString()).toBe('10.0.0.2@-@2');

@@ -4,7 +4,10 @@ import { Test, type TestingModule } from '@nestjs/testing';
 import { ElasticJobModule, type ElasticJobModuleOptions } from '../../lib/index.js';
 import { zkConnect } from './zk.js';
 
-export function appOptions(namespace: string, overrides: Partial<ElasticJobModuleOptions> = {}): ElasticJobModuleOptions {
+export function appOptions(
+  namespace: string,
+  overrides: Partial<ElasticJobModuleOptions> = {},
+): ElasticJobModuleOptions {
   return {
     zookeeper: { serverLists: zkConnect(), namespace, sessionTimeoutMilliseconds: 4000 },
     shutdownTimeoutMilliseconds: 5000,

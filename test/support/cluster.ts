@@ -34,23 +34,30 @@ export interface ClusterOptions {
 /** One instance of the test app (build/test/fixtures/cluster-app.js), a real OS process. */
 export class ClusterInstance extends LineProcess {
   constructor(options: ClusterOptions) {
-    super(process.execPath, ['build/test/fixtures/cluster-app.js'], {
-      ...process.env,
-      ZK_CONNECT: options.zkConnect,
-      ZK_NAMESPACE: options.namespace,
-      ZK_SESSION_TIMEOUT_MS: String(options.sessionTimeoutMs ?? 15_000),
-      JOB_NAME: options.jobName ?? 'cluster-job',
-      JOB_TOTAL: String(options.total ?? 6),
-      JOB_PARAMS: options.params ?? '',
-      JOB_CRON: options.cron ?? '* * * * * *',
-      JOB_WORK_MS: String(options.workMs ?? 20),
-      JOB_FAILOVER: String(options.failover ?? false),
-      JOB_MONITOR: String(options.monitorExecution ?? true),
-    }, process.env.CLUSTER_ECHO === '1');
+    super(
+      process.execPath,
+      ['build/test/fixtures/cluster-app.js'],
+      {
+        ...process.env,
+        ZK_CONNECT: options.zkConnect,
+        ZK_NAMESPACE: options.namespace,
+        ZK_SESSION_TIMEOUT_MS: String(options.sessionTimeoutMs ?? 15_000),
+        JOB_NAME: options.jobName ?? 'cluster-job',
+        JOB_TOTAL: String(options.total ?? 6),
+        JOB_PARAMS: options.params ?? '',
+        JOB_CRON: options.cron ?? '* * * * * *',
+        JOB_WORK_MS: String(options.workMs ?? 20),
+        JOB_FAILOVER: String(options.failover ?? false),
+        JOB_MONITOR: String(options.monitorExecution ?? true),
+      },
+      process.env.CLUSTER_ECHO === '1',
+    );
   }
 
   private events(): Array<{ event: string }> {
-    return this.lines.filter((line) => line.startsWith('EVT ')).map((line) => JSON.parse(line.slice(4)) as { event: string });
+    return this.lines
+      .filter((line) => line.startsWith('EVT '))
+      .map((line) => JSON.parse(line.slice(4)) as { event: string });
   }
 
   /** The `{ip}@-@{pid}` it registered as (from its ready event). */
@@ -82,13 +89,20 @@ export function runsBySecond(instances: ClusterInstance[], fromMs: number, toMs:
 }
 
 /** Resolves once `check()` holds for the runs seen so far (checked on every new output line), bounded. */
-export async function waitForRuns(instances: ClusterInstance[], check: () => boolean, timeoutMs: number, what: string): Promise<void> {
+export async function waitForRuns(
+  instances: ClusterInstance[],
+  check: () => boolean,
+  timeoutMs: number,
+  what: string,
+): Promise<void> {
   const deadline = Date.now() + timeoutMs;
   while (!check()) {
     if (Date.now() > deadline) throw new Error(`timed out after ${timeoutMs} ms waiting for ${what}`);
     // Wake on the next line from any instance (event-driven), at most every 250 ms to re-check the clock.
     await Promise.race([
-      ...instances.map((i) => i.waitForLine(() => true, 250, i.lines.length).catch(() => new Promise((r) => setTimeout(r, 250)))),
+      ...instances.map((i) =>
+        i.waitForLine(() => true, 250, i.lines.length).catch(() => new Promise((r) => setTimeout(r, 250))),
+      ),
     ]);
   }
 }

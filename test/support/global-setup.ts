@@ -1,5 +1,4 @@
 import { execFileSync } from 'node:child_process';
-import type {} from 'vitest';
 import type { TestProject } from 'vitest/node';
 import { LocalZookeeper } from '../../tools/zookeeper/local-zookeeper.js';
 

@@ -25,10 +25,12 @@ export class LineProcess {
     this.child.stderr?.on('data', (chunk: Buffer) => {
       if (echo) process.stderr.write(chunk);
     });
-    this.exited = new Promise((resolve) => this.child.once('exit', (code) => {
-      for (const wake of [...this.waiters]) wake();
-      resolve(code);
-    }));
+    this.exited = new Promise((resolve) =>
+      this.child.once('exit', (code) => {
+        for (const wake of [...this.waiters]) wake();
+        resolve(code);
+      }),
+    );
   }
 
   get pid(): number {
@@ -46,7 +48,12 @@ export class LineProcess {
           resolve(found);
         } else if (this.child.exitCode !== null || this.child.signalCode !== null) {
           finish();
-          reject(new Error(`process ${this.pid} exited before printing ${String(match)}; last lines:\n${this.lines.slice(-20).join('\n')}`));
+          reject(
+            new Error(
+              `process ${this.pid} exited before printing ${String(match)}; last ` +
+                `lines:\n${this.lines.slice(-20).join('\n')}`,
+            ),
+          );
         }
       };
       const finish = (): void => {
@@ -55,7 +62,12 @@ export class LineProcess {
       };
       const timer = setTimeout(() => {
         finish();
-        reject(new Error(`timed out after ${timeoutMs} ms waiting for ${String(match)}; last lines:\n${this.lines.slice(-20).join('\n')}`));
+        reject(
+          new Error(
+            `timed out after ${timeoutMs} ms waiting for ${String(match)}; last ` +
+              `lines:\n${this.lines.slice(-20).join('\n')}`,
+          ),
+        );
       }, timeoutMs);
       this.waiters.add(check);
       check();

@@ -25,7 +25,12 @@ export async function startRegistry(options: Partial<ZookeeperConfiguration> = {
 }
 
 /** Polls a condition; for assertions on eventual state in tests only (the library itself never polls). */
-export async function eventually<T>(probe: () => Promise<T> | T, accept: (value: T) => boolean, timeoutMs = 20_000, label = 'condition'): Promise<T> {
+export async function eventually<T>(
+  probe: () => Promise<T> | T,
+  accept: (value: T) => boolean,
+  timeoutMs = 20_000,
+  label = 'condition',
+): Promise<T> {
   const deadline = Date.now() + timeoutMs;
   let last: T | undefined;
   while (Date.now() < deadline) {
@@ -36,8 +41,13 @@ export async function eventually<T>(probe: () => Promise<T> | T, accept: (value:
   throw new Error(`timed out after ${timeoutMs} ms waiting for ${label}; last value: ${JSON.stringify(last)}`);
 }
 
-/** Ends a session from outside with its id and password (docs/reference/zookeeper.md §4.4); use with the victim cut off. */
-export async function killSession(credentials: { sessionId: Buffer; sessionPassword: Buffer }, connect = zkConnect()): Promise<void> {
+/**
+ * Ends a session from outside with its id and password (docs/reference/zookeeper.md §4.4); use with the victim cut off.
+ */
+export async function killSession(
+  credentials: { sessionId: Buffer; sessionPassword: Buffer },
+  connect = zkConnect(),
+): Promise<void> {
   const killer = zookeeper.createClient(connect, { sessionTimeout: 4000, ...credentials } as never);
   await new Promise<void>((resolve) => {
     killer.once('connected', () => {
@@ -47,4 +57,20 @@ export async function killSession(credentials: { sessionId: Buffer; sessionPassw
     killer.connect();
   });
   await new Promise((r) => setTimeout(r, 300));
+}
+
+/** The top-level nodes of the test server (namespaces), read with a plain client: no namespace is created. */
+export async function rootChildren(connect = zkConnect()): Promise<string[]> {
+  const client = zookeeper.createClient(connect, { sessionTimeout: 4000 });
+  try {
+    await new Promise<void>((resolve) => {
+      client.once('connected', () => resolve());
+      client.connect();
+    });
+    return await new Promise<string[]>((resolve, reject) =>
+      client.getChildren('/', (error, children) => (error ? reject(error) : resolve(children))),
+    );
+  } finally {
+    client.close();
+  }
 }

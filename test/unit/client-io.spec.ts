@@ -1,5 +1,5 @@
 import zookeeper from 'node-zookeeper-client';
-import { assertClientShape } from '../../lib/registry/client-internals.js';
+import { assertClientShape } from '../../lib/registry/zookeeper-client.adapter.js';
 import { describe, expect, it } from 'vitest';
 import { FrameReader } from '../../lib/registry/client-io.js';
 
@@ -41,6 +41,8 @@ describe('the client shapes this library relies on', () => {
     manager.onSocketData = undefined;
     manager.watcherManager = {};
     // (never connected: nothing to close)
-    expect(() => assertClientShape(client)).toThrow(/connectionManager\.watcherManager\.emit\(\), connectionManager\.onSocketData\(\)\. Install the version pinned/);
+    expect(() => assertClientShape(client)).toThrow(
+      /connectionManager\.watcherManager\.emit\(\), connectionManager\.onSocketData\(\)\. Install the version pinned/,
+    );
   });
 });

@@ -24,16 +24,30 @@ describe('cron', () => {
     try {
       const base = Date.parse('2026-05-05T05:05:05.000Z');
       // A thousand jobs on one cron re-arm within the same second: one computation.
-      for (let job = 0; job < 1000; job++) expect(nextFireTime('* * * * * ?', undefined, new Date(base + (job % 900))).getTime()).toBe(base + 1000);
+      for (let job = 0; job < 1000; job++)
+        expect(nextFireTime('* * * * * ?', undefined, new Date(base + (job % 900))).getTime()).toBe(base + 1000);
       expect(next).toHaveBeenCalledTimes(1);
       // Remembered answers equal cron-parser's own: forward, on the instant, backwards, across DST changes.
-      for (const [cron, zone] of [['*/7 * * * * *', undefined], ['0 30 2 * * *', 'Europe/Berlin'], ['0 0 * * * *', 'America/New_York']] as const) {
+      for (const [cron, zone] of [
+        ['*/7 * * * * *', undefined],
+        ['0 30 2 * * *', 'Europe/Berlin'],
+        ['0 0 * * * *', 'America/New_York'],
+      ] as const) {
         const start = Date.parse('2026-03-07T00:00:00.000Z');
         const jumps = Array.from({ length: 300 }, (_, i) => start + ((i * 7_919_993) % (3 * 86_400_000)));
-        const samples = [...jumps, ...[...jumps].sort((a, b) => a - b), ...jumps.map((at) => Math.floor(at / 1000) * 1000)];
+        const samples = [
+          ...jumps,
+          ...[...jumps].sort((a, b) => a - b),
+          ...jumps.map((at) => Math.floor(at / 1000) * 1000),
+        ];
         for (const at of samples) {
-          const reference = CronExpressionParser.parse(normalizeCron(cron), { tz: zone, currentDate: new Date(at) }).next().getTime();
-          expect(nextFireTime(cron, zone, new Date(at)).getTime(), `${cron} ${zone} after ${new Date(at).toISOString()}`).toBe(reference);
+          const reference = CronExpressionParser.parse(normalizeCron(cron), { tz: zone, currentDate: new Date(at) })
+            .next()
+            .getTime();
+          expect(
+            nextFireTime(cron, zone, new Date(at)).getTime(),
+            `${cron} ${zone} after ${new Date(at).toISOString()}`,
+          ).toBe(reference);
         }
       }
     } finally {

@@ -1,7 +1,7 @@
 import { describe, expect, it } from 'vitest';
 import { JobConfigurationError } from '../../lib/errors/elastic-job.errors.js';
-import { resolveJobConfiguration } from '../../lib/job/config/job-configuration.validator.js';
-import { fromConfigYaml, toConfigYaml } from '../../lib/job/config/job-configuration.yaml.js';
+import { resolveJobClass, resolveJobConfiguration } from '../../lib/job/config/job-configuration.validator.js';
+import { fromConfigYaml, StoredConfigProblem, toConfigYaml } from '../../lib/job/config/job-configuration.yaml.js';
 import { parseShardingItemParameters } from '../../lib/job/sharding/sharding-item-parameters.js';
 import { JobNodePath, serverIpOfInstance } from '../../lib/job/paths.js';
 import type { ShardedJobOptions } from '../../lib/interfaces/sharded-job-options.interface.js';
@@ -63,7 +63,7 @@ describe('resolveJobConfiguration', () => {
     ['jobShardingStrategyType', { jobShardingStrategyType: 'RANDOM' }, /unknown strategy 'RANDOM'/],
     ['jobShardingStrategyType', { jobShardingStrategyType: { type: 'X' } }, /sharding/],
     ['jobErrorHandlerType', { jobErrorHandlerType: 'EMAIL' }, /unknown error handler 'EMAIL'/],
-    ['jobErrorHandlerType', { jobErrorHandlerType: { type: '' , handleException: () => undefined } }, /non-empty/],
+    ['jobErrorHandlerType', { jobErrorHandlerType: { type: '', handleException: () => undefined } }, /non-empty/],
     ['monitorExecution', { monitorExecution: 'yes' }, /true or false/],
     ['maxTimeDiffSeconds', { maxTimeDiffSeconds: -5 }, /-1/],
     ['reconcileIntervalMinutes', { reconcileIntervalMinutes: -1 }, /integer/],
@@ -71,35 +71,88 @@ describe('resolveJobConfiguration', () => {
     const error = errorOf(options);
     expect(error.field).toBe(field);
     expect(error.message).toMatch(message);
-    if (field !== 'jobName') {
-      expect(error.jobName).toBe('orders');
-      expect(error.message).toContain("Job 'orders'");
-    }
+    // A bad jobName names the job as given; an empty one cannot name it.
+    const given = (options as { jobName?: string }).jobName;
+    const job = field !== 'jobName' ? 'orders' : given === '' ? undefined : given;
+    expect(error.jobName).toBe(job);
+    expect(error.message.startsWith(job === undefined ? 'ElasticJobModule options: ' : `Job '${job}': `)).toBe(true);
   });
 });
 
 describe('shardingItemParameters', () => {
   it('parses ElasticJob strings and objects', () => {
-    expect(parseShardingItemParameters(' 0 = a , 1=b ')).toEqual(new Map([[0, 'a'], [1, 'b']]));
-    expect(parseShardingItemParameters({ 0: 'x', 2: 'z' })).toEqual(new Map([[0, 'x'], [2, 'z']]));
+    expect(parseShardingItemParameters(' 0 = a , 1=b ')).toEqual(
+      new Map([
+        [0, 'a'],
+        [1, 'b'],
+      ]),
+    );
+    expect(parseShardingItemParameters({ 0: 'x', 2: 'z' })).toEqual(
+      new Map([
+        [0, 'x'],
+        [2, 'z'],
+      ]),
+    );
     expect(parseShardingItemParameters('')).toEqual(new Map());
     expect(parseShardingItemParameters('0=a=b')).toMatch(/format error/);
   });
 });
 
 describe('config YAML', () => {
+  it('writes the strategy and error handler only when they are not the defaults, as Java does', () => {
+    const typed = toConfigYaml(
+      resolveJobConfiguration({ ...base, jobShardingStrategyType: 'ODEVITY', jobErrorHandlerType: 'THROW' }),
+    );
+    expect(typed).toContain('jobShardingStrategyType: ODEVITY');
+    expect(typed).toContain('jobErrorHandlerType: THROW');
+    const defaults = toConfigYaml(resolveJobConfiguration(base));
+    expect(defaults).not.toContain('jobShardingStrategyType');
+    expect(defaults).not.toContain('jobErrorHandlerType');
+    expect(fromConfigYaml(defaults)).toMatchObject({
+      jobShardingStrategyType: undefined,
+      jobErrorHandlerType: undefined,
+    });
+    expect(resolveJobConfiguration({ ...base, ...fromConfigYaml(defaults) } as never)).toMatchObject({
+      jobShardingStrategyType: 'AVG_ALLOCATION',
+      jobErrorHandlerType: 'LOG',
+    });
+  });
+
   it('writes keys in alphabetical order, every boolean, no nulls', () => {
-    const yaml = toConfigYaml(resolveJobConfiguration({ ...base, shardingItemParameters: { 1: 'B', 0: 'A' }, jobParameter: 'p' }));
-    const keys = yaml.trim().split('\n').map((line) => line.split(':')[0]);
+    const yaml = toConfigYaml(
+      resolveJobConfiguration({ ...base, shardingItemParameters: { 1: 'B', 0: 'A' }, jobParameter: 'p' }),
+    );
+    const keys = yaml
+      .trim()
+      .split('\n')
+      .map((line) => line.split(':')[0]);
     expect(keys).toEqual([...keys].sort());
     expect(keys).toEqual([
-      'cron', 'description', 'disabled', 'failover', 'jobErrorHandlerType', 'jobName', 'jobParameter', 'jobShardingStrategyType',
-      'maxTimeDiffSeconds', 'misfire', 'monitorExecution', 'overwrite', 'reconcileIntervalMinutes', 'shardingItemParameters',
-      'shardingTotalCount', 'staticSharding',
+      'cron',
+      'description',
+      'disabled',
+      'failover',
+      'jobName',
+      'jobParameter',
+      'maxTimeDiffSeconds',
+      'misfire',
+      'monitorExecution',
+      'overwrite',
+      'reconcileIntervalMinutes',
+      'shardingItemParameters',
+      'shardingTotalCount',
+      'staticSharding',
     ]);
     expect(yaml).toContain('shardingItemParameters: 0=A,1=B');
+    // The cron in Quartz's dialect, which Java ElasticJob instances read: '?' in day-of-week.
+    expect(/^cron: '?(.*?)'?$/m.exec(yaml)?.[1]).toBe('*/5 * * * * ?');
     expect(yaml).toContain("description: ''");
-    expect(fromConfigYaml(yaml)).toMatchObject({ cron: '*/5 * * * * *', shardingTotalCount: 3, monitorExecution: true, misfire: true });
+    expect(fromConfigYaml(yaml)).toMatchObject({
+      cron: '*/5 * * * * *',
+      shardingTotalCount: 3,
+      monitorExecution: true,
+      misfire: true,
+    });
   });
 
   it("reads Java ElasticJob's YAML (missing booleans are false, extra keys ignored)", () => {
@@ -114,7 +167,13 @@ describe('config YAML', () => {
       'shardingTotalCount: 3',
       '',
     ].join('\n');
-    expect(fromConfigYaml(javaYaml)).toMatchObject({ cron: '0/1 * * * * ?', shardingTotalCount: 3, monitorExecution: false, misfire: false, reconcileIntervalMinutes: 0 });
+    expect(fromConfigYaml(javaYaml)).toMatchObject({
+      cron: '0/1 * * * * *', // read with Quartz's meaning, in this library's dialect
+      shardingTotalCount: 3,
+      monitorExecution: false,
+      misfire: false,
+      reconcileIntervalMinutes: 0,
+    });
   });
 });
 
@@ -132,5 +191,75 @@ describe('paths', () => {
   it('matches instances to servers exactly, never by prefix (EJ #2226)', () => {
     expect(serverIpOfInstance('10.0.0.12@-@7')).toBe('10.0.0.12');
     expect(serverIpOfInstance('10.0.0.12@-@7')).not.toBe('10.0.0.1');
+  });
+});
+
+describe('fromConfigYaml on YAML that parses but is not data', () => {
+  it.each([
+    [
+      'an alias to no anchor',
+      'cron: *nowhere\nshardingTotalCount: 2\n',
+      /^(cannot be read as YAML data|is not valid YAML)/,
+    ],
+    [
+      'a self-referencing anchor',
+      "cron: '* * * * * *'\nshardingTotalCount: &n [*n]\n",
+      /^'shardingTotalCount' must be an integer/,
+    ],
+    [
+      'an alias bomb',
+      `a: &a [x,x,x,x,x,x,x,x,x,x]\nb: &b [*a,*a,*a,*a,*a,*a,*a,*a,*a,*a]\nc: &c ` +
+        `[*b,*b,*b,*b,*b,*b,*b,*b,*b,*b]\ncron: [*c,*c,*c,*c,*c,*c,*c,*c,*c,*c]\n`,
+      /^cannot be read as YAML data/,
+    ],
+  ])('%s is a StoredConfigProblem, never another error', (_, yaml, message) => {
+    let thrown: unknown;
+    try {
+      fromConfigYaml(yaml);
+    } catch (error) {
+      thrown = error;
+    }
+    expect(thrown).toBeInstanceOf(StoredConfigProblem);
+    expect((thrown as Error).message).toMatch(message);
+  });
+});
+
+describe('resolveJobClass (the identity in the job root node)', () => {
+  it('is jobClass when given, else ClassName.methodName', () => {
+    expect(resolveJobClass({ ...base, jobClass: 'com.acme.ReportJob' }, 'Jobs.run')).toBe('com.acme.ReportJob');
+    expect(resolveJobClass(base, 'Jobs.run')).toBe('Jobs.run');
+  });
+
+  it.each([
+    ['an empty string', '', /non-empty string/],
+    ['blanks', '   ', /non-empty string/],
+    ['a number', 42, /non-empty string.*got 42/],
+    ['whitespace around it', ' com.acme.ReportJob', /one line/],
+    ['two lines', 'com.acme.\nReportJob', /one line/],
+    ['a name of 2000 characters', 'x'.repeat(2000), /2000 characters long; at most 1024/],
+  ])('refuses %s, naming the job and jobClass', (_, jobClass, message) => {
+    let thrown: unknown;
+    try {
+      resolveJobClass({ ...base, jobClass: jobClass as string }, 'Jobs.run');
+    } catch (error) {
+      thrown = error;
+    }
+    expect(thrown).toBeInstanceOf(JobConfigurationError);
+    expect(thrown).toMatchObject({ jobName: 'orders', field: 'jobClass' });
+    expect((thrown as Error).message).toMatch(message);
+  });
+});
+
+describe('the config node time zone, as Java ElasticJob reads it', () => {
+  it('writes a whole-hour offset as GMT±HH:00 and reads it back as the same zone', () => {
+    const yaml = toConfigYaml(resolveJobConfiguration({ ...base, timeZone: 'Etc/GMT-8' }));
+    expect(yaml).toContain('timeZone: GMT+08:00');
+    expect(fromConfigYaml(yaml).timeZone).toBe('Etc/GMT-8');
+  });
+
+  it('refuses a stored offset with minutes, naming timeZone', () => {
+    expect(() => fromConfigYaml("cron: '* * * * * ?'\nshardingTotalCount: 1\ntimeZone: GMT+05:30\n")).toThrow(
+      /^'timeZone' '?GMT\+05:30'? is a fixed offset/,
+    );
   });
 });

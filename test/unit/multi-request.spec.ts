@@ -18,7 +18,8 @@ function clientBytes(ops: MultiOp[], acl: { permission: number; scheme: string; 
   const acls = [new zookeeper.ACL(acl.permission, new zookeeper.Id(acl.scheme, acl.id))];
   const clientOps = ops.map((op) => {
     if (op.op === 'create') return { type: jute.OP_CODES.CREATE, path: op.path, data: op.data, acls, mode: op.flags };
-    if (op.op === 'setData') return { type: jute.OP_CODES.SET_DATA, path: op.path, data: op.data, version: op.version ?? -1 };
+    if (op.op === 'setData')
+      return { type: jute.OP_CODES.SET_DATA, path: op.path, data: op.data, version: op.version ?? -1 };
     if (op.op === 'remove') return { type: jute.OP_CODES.DELETE, path: op.path, version: op.version ?? -1 };
     return { type: jute.OP_CODES.CHECK, path: op.path, version: op.version ?? -1 };
   });
@@ -57,6 +58,8 @@ describe('MultiRequest (the library writes ZooKeeper multi requests itself)', ()
   it('prefixes every path with the connection string chroot, as the client does', () => {
     const acl = { permission: zookeeper.Permission.ALL, scheme: 'world', id: 'anyone' };
     const withRoot: MultiOp[] = [{ op: 'check', path: '/' }, ...ops];
-    expect(bytesOf(new MultiRequest(withRoot, multiAcl([acl])), '/chroot')).toEqual(clientBytes(withRoot, acl, '/chroot'));
+    expect(bytesOf(new MultiRequest(withRoot, multiAcl([acl])), '/chroot')).toEqual(
+      clientBytes(withRoot, acl, '/chroot'),
+    );
   });
 });

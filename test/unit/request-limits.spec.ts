@@ -1,17 +1,56 @@
 import { describe, expect, it } from 'vitest';
 import type { TransactionOp } from '../../lib/registry/registry.types.js';
-import { mapBounded, MULTI_BATCH_BYTES, MULTI_BATCH_OPS, multiBatches, multiOpBytes } from '../../lib/registry/request-limits.js';
+import {
+  mapBounded,
+  MULTI_BATCH_BYTES,
+  MULTI_BATCH_OPS,
+  multiBatches,
+  multiOpBytes,
+} from '../../lib/registry/request-limits.js';
 import { MultiRequest } from '../../lib/registry/multi-request.js';
 import { resolveJobConfiguration } from '../../lib/job/config/job-configuration.validator.js';
 
-const create = (item: number, dataBytes = 20): TransactionOp => ({ op: 'create', path: `/job/sharding/${item}/running`, data: Buffer.alloc(dataBytes, 'x'), mode: 'EPHEMERAL' });
+const create = (item: number, dataBytes = 20): TransactionOp => ({
+  op: 'create',
+  path: `/job/sharding/${item}/running`,
+  data: Buffer.alloc(dataBytes, 'x'),
+  mode: 'EPHEMERAL',
+});
 
 describe('multi requests within the request limit', () => {
   it('measures an op as the multi request encodes it', () => {
     const acl = Buffer.alloc(31);
-    for (const op of [create(7), { op: 'remove', path: '/job/sharding/7/running', version: 3 } as TransactionOp, { op: 'setData', path: '/a', data: Buffer.from('b') } as TransactionOp]) {
-      const encoded = new MultiRequest([{ ...op, flags: 0 } as never], acl).byteLength() - 9; // less the end header
+    for (const op of [
+      create(7),
+      { op: 'remove', path: '/job/sharding/7/running', version: 3 } as TransactionOp,
+      { op: 'setData', path: '/a', data: Buffer.from('b') } as TransactionOp,
+    ]) {
+      // What the encoder really writes (byteLength shares multiOpBytes' measure, so it proves nothing here).
+      const request = new MultiRequest([{ ...op, flags: 0 } as never], acl);
+      const encoded = request.serialize(Buffer.alloc(4096), 0) - 9; // less the end header
       expect(multiOpBytes(op, acl.length)).toBe(encoded);
+    }
+  });
+
+  it('measures paths as sent: the namespace and the chroot count (the encoder writes them into every path)', () => {
+    const acl = Buffer.alloc(31);
+    const op = create(7);
+    const request = new MultiRequest([{ ...op, path: `/a-namespace${op.path}`, flags: 0 } as never], acl);
+    request.setChrootPath('/some/chroot');
+    const encoded = request.serialize(Buffer.alloc(4096), 0) - 9;
+    expect(multiOpBytes(op, acl.length, '/a-namespace/some/chroot'.length)).toBe(encoded);
+  });
+
+  it('puts the leading ops (the root check) at the start of every batch, counted in its limits', () => {
+    const check: TransactionOp = { op: 'check', path: '/job' };
+    const many = Array.from({ length: 2500 }, (_, item) => create(item));
+    const batches = multiBatches(many, 31, 20, [check]);
+    expect(batches.map((batch) => batch.length)).toEqual([MULTI_BATCH_OPS, MULTI_BATCH_OPS, 503]);
+    for (const batch of batches) expect(batch[0]).toBe(check);
+    expect(batches.flatMap((batch) => batch.slice(1))).toEqual(many);
+    const large = Array.from({ length: 10 }, (_, item) => create(item, 100_000));
+    for (const batch of multiBatches(large, 31, 20, [check])) {
+      expect(batch.reduce((sum, op) => sum + multiOpBytes(op, 31, 20), 9)).toBeLessThanOrEqual(MULTI_BATCH_BYTES);
     }
   });
 
@@ -23,7 +62,8 @@ describe('multi requests within the request limit', () => {
     const large = Array.from({ length: 10 }, (_, item) => create(item, 100_000));
     const byBytes = multiBatches(large, 31);
     expect(byBytes.length).toBe(5);
-    for (const batch of byBytes) expect(batch.reduce((sum, op) => sum + multiOpBytes(op, 31), 0)).toBeLessThanOrEqual(MULTI_BATCH_BYTES);
+    for (const batch of byBytes)
+      expect(batch.reduce((sum, op) => sum + multiOpBytes(op, 31), 0)).toBeLessThanOrEqual(MULTI_BATCH_BYTES);
     expect(multiBatches([create(1, 900_000)], 31)).toHaveLength(1); // larger than a batch: alone
     expect(multiBatches([], 31)).toEqual([]);
   });
@@ -31,20 +71,30 @@ describe('multi requests within the request limit', () => {
   it('mapBounded keeps at most `limit` tasks in flight, returns results in order, and starts nothing after a failure', async () => {
     let inFlight = 0;
     let most = 0;
-    const results = await mapBounded(Array.from({ length: 50 }, (_, i) => i), async (i) => {
-      most = Math.max(most, ++inFlight);
-      await new Promise((resolve) => setTimeout(resolve, i % 3));
-      inFlight--;
-      return i * 2;
-    }, 4);
+    const results = await mapBounded(
+      Array.from({ length: 50 }, (_, i) => i),
+      async (i) => {
+        most = Math.max(most, ++inFlight);
+        await new Promise((resolve) => setTimeout(resolve, i % 3));
+        inFlight--;
+        return i * 2;
+      },
+      4,
+    );
     expect(most).toBe(4);
     expect(results).toEqual(Array.from({ length: 50 }, (_, i) => i * 2));
     const started: number[] = [];
-    await expect(mapBounded(Array.from({ length: 50 }, (_, i) => i), async (i) => {
-      started.push(i);
-      if (i === 2) throw new Error('no');
-      await new Promise((resolve) => setTimeout(resolve, 5));
-    }, 2)).rejects.toThrow('no');
+    await expect(
+      mapBounded(
+        Array.from({ length: 50 }, (_, i) => i),
+        async (i) => {
+          started.push(i);
+          if (i === 2) throw new Error('no');
+          await new Promise((resolve) => setTimeout(resolve, 5));
+        },
+        2,
+      ),
+    ).rejects.toThrow('no');
     await new Promise((resolve) => setTimeout(resolve, 50));
     expect(started.length).toBeLessThan(6);
   });
@@ -52,7 +102,19 @@ describe('multi requests within the request limit', () => {
   it('job options: at most 10000 items, and a configuration that fits one node', () => {
     const base = { jobName: 'j', cron: '* * * * * *' };
     expect(resolveJobConfiguration({ ...base, shardingTotalCount: 10_000 }).shardingTotalCount).toBe(10_000);
-    expect(() => resolveJobConfiguration({ ...base, shardingTotalCount: 10_001 })).toThrow(/'shardingTotalCount': 10001 is more than the 10000 items/);
-    expect(() => resolveJobConfiguration({ ...base, shardingTotalCount: 1, jobParameter: 'x'.repeat(1_000_000) })).toThrow(/'jobParameter'.*would not fit/);
+    expect(() => resolveJobConfiguration({ ...base, shardingTotalCount: 10_001 })).toThrow(
+      /'shardingTotalCount': 10001 is more than the 10000 items/,
+    );
+    expect(() =>
+      resolveJobConfiguration({ ...base, shardingTotalCount: 1, jobParameter: 'x'.repeat(1_000_000) }),
+    ).toThrow(/'jobParameter'.*would not fit/);
+    // Measured as written: 300 000 control characters are 300 KB as a string but 1.2 MB as YAML (each is escaped
+    // as \x01), which ZooKeeper would refuse.
+    expect(() =>
+      resolveJobConfiguration({ ...base, shardingTotalCount: 1, jobParameter: '\u0001'.repeat(300_000) }),
+    ).toThrow(/'jobParameter'.*would not fit/);
+    expect(() =>
+      resolveJobConfiguration({ ...base, shardingTotalCount: 1, jobParameter: 'x'.repeat(300_000) }),
+    ).not.toThrow();
   });
 });

@@ -5,7 +5,10 @@ import type { JobInstance } from '../../lib/interfaces/sharded-job-options.inter
 import { javaAbs, javaStringHashCode } from '../../lib/util/java-hash.js';
 
 // ElasticJob's input order: instances/ children in descending string order (.3, .2, .1).
-const instances: JobInstance[] = [3, 2, 1].map((n) => ({ jobInstanceId: `192.168.0.${n}@-@100${n}`, serverIp: `192.168.0.${n}` }));
+const instances: JobInstance[] = [3, 2, 1].map((n) => ({
+  jobInstanceId: `192.168.0.${n}@-@100${n}`,
+  serverIp: `192.168.0.${n}`,
+}));
 const short = (result: Map<string, number[]>): Record<string, number[]> =>
   Object.fromEntries([...result].map(([id, items]) => [`.${id.split('@-@')[0]!.split('.')[3]}`, items]));
 
@@ -27,10 +30,22 @@ describe('golden vectors', () => {
   const avg8 = { '.3': [0, 1, 6], '.2': [2, 3, 7], '.1': [4, 5] };
   it.each([
     ['myJob', 8, avg8, avg8, avg8],
-    ['myJob', 10, { '.3': [0, 1, 2, 9], '.2': [3, 4, 5], '.1': [6, 7, 8] }, { '.3': [0, 1, 2, 9], '.2': [3, 4, 5], '.1': [6, 7, 8] }, { '.3': [0, 1, 2, 9], '.2': [3, 4, 5], '.1': [6, 7, 8] }],
+    [
+      'myJob',
+      10,
+      { '.3': [0, 1, 2, 9], '.2': [3, 4, 5], '.1': [6, 7, 8] },
+      { '.3': [0, 1, 2, 9], '.2': [3, 4, 5], '.1': [6, 7, 8] },
+      { '.3': [0, 1, 2, 9], '.2': [3, 4, 5], '.1': [6, 7, 8] },
+    ],
     ['orderJob', 8, avg8, avg8, { '.2': [0, 1, 6], '.1': [2, 3, 7], '.3': [4, 5] }],
     ['test_job', 8, avg8, { '.1': [0, 1, 6], '.2': [2, 3, 7], '.3': [4, 5] }, avg8],
-    ['javaSimpleJob', 2, { '.3': [0], '.2': [1], '.1': [] }, { '.3': [0], '.2': [1], '.1': [] }, { '.1': [0], '.3': [1], '.2': [] }],
+    [
+      'javaSimpleJob',
+      2,
+      { '.3': [0], '.2': [1], '.1': [] },
+      { '.3': [0], '.2': [1], '.1': [] },
+      { '.1': [0], '.3': [1], '.2': [] },
+    ],
   ])('%s × %i items', (job, total, avg, odevity, roundRobin) => {
     expect(short(AVG_ALLOCATION.sharding(instances, job, total))).toEqual(avg);
     expect(short(ODEVITY.sharding(instances, job, total))).toEqual(odevity);

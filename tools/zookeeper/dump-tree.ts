@@ -8,7 +8,15 @@ export async function dumpTree(registry: ZookeeperRegistryCenter, root: string):
     if (!node) return;
     const mode = node.stat.ephemeralOwner === '0000000000000000' ? 'persistent' : 'ephemeral';
     const value = node.data.toString('utf8');
-    const shown = value.includes('\n') ? `\n${value.trimEnd().split('\n').map((l) => `${'  '.repeat(depth + 2)}${l}`).join('\n')}` : value === '' ? '' : ` = ${value}`;
+    const shown = value.includes('\n')
+      ? `\n${value
+          .trimEnd()
+          .split('\n')
+          .map((l) => `${'  '.repeat(depth + 2)}${l}`)
+          .join('\n')}`
+      : value === ''
+        ? ''
+        : ` = ${value}`;
     lines.push(`${'  '.repeat(depth)}${path.slice(path.lastIndexOf('/') + 1) || '/'} [${mode}]${shown}`);
     const children = (await registry.getChildren(path)) ?? [];
     for (const child of children.sort()) await visit(`${path === '/' ? '' : path}/${child}`, depth + 1);

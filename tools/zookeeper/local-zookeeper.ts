@@ -16,7 +16,12 @@ export const SLF4J_SIMPLE_JAR = '/usr/share/java/slf4j-simple.jar';
 export const CURATOR_RECIPES_JAR = '/usr/share/java/curator-recipes.jar';
 
 /** Debian packages the throwaway server (and the Curator interop test) need. */
-export const DEBIAN_PACKAGES = ['libzookeeper-java', 'libslf4j-java', 'libcurator-recipes-java', 'openjdk-17-jdk-headless'];
+export const DEBIAN_PACKAGES = [
+  'libzookeeper-java',
+  'libslf4j-java',
+  'libcurator-recipes-java',
+  'openjdk-17-jdk-headless',
+];
 
 export interface LocalZookeeperOptions {
   /** ZooKeeper tick; session timeouts are clamped to [2, 20] ticks. Default 200 ms: sessions of 400..4000 ms. */
@@ -44,7 +49,10 @@ function commandExists(cmd: string): boolean {
 export function ensureZookeeperInstalled(packages: string[] = DEBIAN_PACKAGES): void {
   const missing = packages.filter((pkg) => {
     try {
-      const status = execFileSync('dpkg-query', ['-W', '-f=${Status}', pkg], { encoding: 'utf8', stdio: ['ignore', 'pipe', 'ignore'] });
+      const status = execFileSync('dpkg-query', ['-W', '-f=${Status}', pkg], {
+        encoding: 'utf8',
+        stdio: ['ignore', 'pipe', 'ignore'],
+      });
       return !status.includes('install ok installed');
     } catch {
       return true;
@@ -54,10 +62,15 @@ export function ensureZookeeperInstalled(packages: string[] = DEBIAN_PACKAGES): 
   const command = `apt-get update && apt-get install -y --no-install-recommends ${missing.join(' ')}`;
   if (typeof process.getuid === 'function' && process.getuid() === 0 && commandExists('apt-get')) {
     process.stderr.write(`[local-zookeeper] installing Debian packages: ${missing.join(' ')}\n`);
-    execFileSync('sh', ['-c', command], { stdio: 'inherit', env: { ...process.env, DEBIAN_FRONTEND: 'noninteractive' } });
+    execFileSync('sh', ['-c', command], {
+      stdio: 'inherit',
+      env: { ...process.env, DEBIAN_FRONTEND: 'noninteractive' },
+    });
     return;
   }
-  throw new Error(`ZooKeeper is not installed. Install it with: sudo sh -c '${command}' (or set ZK_CONNECT to an existing ensemble).`);
+  throw new Error(
+    `ZooKeeper is not installed. Install it with: sudo sh -c '${command}' (or set ZK_CONNECT to an existing ensemble).`,
+  );
 }
 
 export async function findFreePort(): Promise<number> {
@@ -152,7 +165,9 @@ export class LocalZookeeper {
       { stdio: ['ignore', log, log], detached: false },
     );
     const exited = new Promise<never>((_, reject) =>
-      this.process?.once('exit', (code) => reject(new Error(`ZooKeeper exited with code ${code}; see ${join(this.dir, 'server.log')}`))),
+      this.process?.once('exit', (code) =>
+        reject(new Error(`ZooKeeper exited with code ${code}; see ${join(this.dir, 'server.log')}`)),
+      ),
     );
     exited.catch(() => undefined);
     const deadline = Date.now() + 60_000;
@@ -210,7 +225,10 @@ export class ZookeeperEnsemble {
     const ports: number[] = [];
     for (let i = 0; i < size * 3; i++) ports.push(await findFreePort());
     const clientPorts = ports.slice(0, size);
-    const servers = Array.from({ length: size }, (_, i) => `server.${i + 1}=127.0.0.1:${ports[size + i]}:${ports[2 * size + i]}`);
+    const servers = Array.from(
+      { length: size },
+      (_, i) => `server.${i + 1}=127.0.0.1:${ports[size + i]}:${ports[2 * size + i]}`,
+    );
     for (let i = 0; i < size; i++) {
       const memberDir = join(dir, `member-${i + 1}`);
       mkdirSync(join(memberDir, 'data'), { recursive: true });
@@ -245,7 +263,15 @@ export class ZookeeperEnsemble {
     const classPath = existsSync(SLF4J_SIMPLE_JAR) ? `${ZOOKEEPER_JAR}:${SLF4J_SIMPLE_JAR}` : ZOOKEEPER_JAR;
     const child = spawn(
       'java',
-      ['-Xmx128m', '-XX:+UseSerialGC', '-XX:TieredStopAtLevel=1', '-cp', classPath, 'org.apache.zookeeper.server.quorum.QuorumPeerMain', join(memberDir, 'zoo.cfg')],
+      [
+        '-Xmx128m',
+        '-XX:+UseSerialGC',
+        '-XX:TieredStopAtLevel=1',
+        '-cp',
+        classPath,
+        'org.apache.zookeeper.server.quorum.QuorumPeerMain',
+        join(memberDir, 'zoo.cfg'),
+      ],
       { stdio: ['ignore', log, log] },
     );
     this.processes.set(member, child);

@@ -1,11 +1,20 @@
-import { JobConfigurationError, JobConflictError } from '../../errors/elastic-job.errors.js';
+import {
+  describeError,
+  JobConfigurationError,
+  JobConflictError,
+  registryErrorCode,
+} from '../../errors/elastic-job.errors.js';
 import type { ShardedJobOptions } from '../../interfaces/sharded-job-options.interface.js';
 import type { TransactionOp } from '../../registry/registry.types.js';
-import { registryErrorCode } from '../../registry/zookeeper-registry-center.js';
 import type { JobContext } from '../job-context.js';
 import type { JobConfiguration } from './job-configuration.js';
 import { resolveJobConfiguration } from './job-configuration.validator.js';
-import { fromConfigYaml, StoredConfigProblem, toConfigYaml, type StoredJobConfiguration } from './job-configuration.yaml.js';
+import {
+  fromConfigYaml,
+  StoredConfigProblem,
+  toConfigYaml,
+  type StoredJobConfiguration,
+} from './job-configuration.yaml.js';
 
 /**
  * The job's `config` node and root node (ElasticJob's ConfigurationService): the conflict check, writing our
@@ -28,7 +37,7 @@ export class ConfigService {
 
   /** Fails when the job name is registered in ZooKeeper by another method. Reads only. */
   async checkConflict(): Promise<void> {
-    const registered = await this.ctx.storage.getDirectly(this.ctx.paths.root);
+    const registered = await this.ctx.storage.direct.get(this.ctx.paths.root);
     if (registered !== undefined && registered.trim() !== '' && registered !== this.owner) {
       throw new JobConflictError(this.ctx.jobName, registered, this.owner);
     }
@@ -43,12 +52,13 @@ export class ConfigService {
   async setUp(): Promise<void> {
     const { storage, paths } = this.ctx;
     const yaml = toConfigYaml(this.local);
-    const root = storage.get(paths.root);
-    const stored = storage.get(paths.config);
+    const root = storage.cached.get(paths.root);
+    const stored = storage.cached.get(paths.config);
     const writeConfig = stored === undefined || this.local.overwrite;
     const ops: TransactionOp[] = [];
     if (root === undefined) ops.push(storage.createOp(paths.root, this.owner));
-    else if ((writeConfig || root.trim() === '') && root !== this.owner) ops.push(storage.setDataOp(paths.root, this.owner));
+    else if ((writeConfig || root.trim() === '') && root !== this.owner)
+      ops.push(storage.setDataOp(paths.root, this.owner));
     for (const path of storage.missingSkeleton()) if (path !== paths.root) ops.push(storage.createOp(path, ''));
     if (stored === undefined) ops.push(storage.createOp(paths.config, yaml));
     else if (writeConfig && stored !== yaml) ops.push(storage.setDataOp(paths.config, yaml));
@@ -59,23 +69,25 @@ export class ConfigService {
       if (code !== 'NODE_EXISTS' && code !== 'NO_NODE') throw error;
       await this.setUpDirectly();
     }
-    await storage.settled();
+    await storage.cached.settled();
     // Adopting it validates it: a refused node has been logged by load(), and the local configuration runs.
     if (!writeConfig && this.load() !== this.local) {
-      this.ctx.logger.log('using the configuration stored in ZooKeeper (set overwrite: true to replace it with the local one)');
+      this.ctx.logger.log(
+        'using the configuration stored in ZooKeeper (set overwrite: true to replace it with the local one)',
+      );
     }
   }
 
   /** The same set-up, step by step from direct reads. */
   private async setUpDirectly(): Promise<void> {
     await this.ctx.storage.ensureSkeleton();
-    const stored = await this.ctx.storage.getDirectly(this.ctx.paths.config);
+    const stored = await this.ctx.storage.direct.get(this.ctx.paths.config);
     if (stored === undefined || this.local.overwrite) {
       await this.ctx.storage.persist(this.ctx.paths.root, this.owner);
       await this.ctx.storage.persist(this.ctx.paths.config, toConfigYaml(this.local));
       return;
     }
-    const root = await this.ctx.storage.getDirectly(this.ctx.paths.root);
+    const root = await this.ctx.storage.direct.get(this.ctx.paths.root);
     if (root === undefined || root.trim() === '') await this.ctx.storage.persist(this.ctx.paths.root, this.owner);
   }
 
@@ -86,7 +98,7 @@ export class ConfigService {
    */
   load(): JobConfiguration {
     // Called several times per firing: the node's Buffer only changes when the node does.
-    const bytes = this.ctx.storage.getBytes(this.ctx.paths.config);
+    const bytes = this.ctx.storage.cached.getBytes(this.ctx.paths.config);
     if (bytes === undefined) return this.lastGood;
     if (this.lastParsed?.bytes === bytes) return this.lastParsed.config;
     let config = this.lastGood;
@@ -94,11 +106,14 @@ export class ConfigService {
       config = this.adopt(fromConfigYaml(bytes.toString('utf8')));
       this.lastGood = config;
     } catch (error) {
-      if (!(error instanceof StoredConfigProblem)) throw error;
-      const node = `/${this.ctx.registry.namespace}${this.ctx.paths.config}`;
+      // Whatever a foreign write makes the reading throw is a refusal: load() never throws (it runs in firings,
+      // reactions, status and shutdown).
+      const problem = error instanceof StoredConfigProblem ? error.message : `cannot be read: ${describeError(error)}`;
+      const node = `${this.ctx.storage.fullPath(this.ctx.paths.config)}`;
       this.ctx.logger.error(
-        `refusing the config node ${node}: ${error.message}. Keeping the last good configuration (cron '${config.cron}', ` +
-          `shardingTotalCount ${config.shardingTotalCount}) until a valid one is written there.`,
+        `refusing the config node ${node}: ${problem}. Keeping the last good configuration ` +
+          `(cron '${config.cron}', shardingTotalCount ${config.shardingTotalCount}) until a valid one is written ` +
+          'there.',
       );
     }
     this.lastParsed = { bytes, config };
@@ -125,8 +140,10 @@ export class ConfigService {
           misfire: stored.misfire,
           maxTimeDiffSeconds: stored.maxTimeDiffSeconds,
           reconcileIntervalMinutes: stored.reconcileIntervalMinutes,
-          jobShardingStrategyType: (stored.jobShardingStrategyType ?? this.local.jobShardingStrategyType) as ShardedJobOptions['jobShardingStrategyType'],
-          jobErrorHandlerType: (stored.jobErrorHandlerType ?? this.local.jobErrorHandlerType) as ShardedJobOptions['jobErrorHandlerType'],
+          jobShardingStrategyType: (stored.jobShardingStrategyType ??
+            this.local.jobShardingStrategyType) as ShardedJobOptions['jobShardingStrategyType'],
+          jobErrorHandlerType: (stored.jobErrorHandlerType ??
+            this.local.jobErrorHandlerType) as ShardedJobOptions['jobErrorHandlerType'],
           description: stored.description,
           disabled: stored.disabled,
           overwrite: this.local.overwrite,

@@ -1,17 +1,29 @@
 import { JobConfigurationError } from '../../errors/elastic-job.errors.js';
-import type { JobErrorHandler, JobShardingStrategy, ShardedJobOptions } from '../../interfaces/sharded-job-options.interface.js';
+import type {
+  JobErrorHandler,
+  JobShardingStrategy,
+  ShardedJobOptions,
+} from '../../interfaces/sharded-job-options.interface.js';
 import { nodeNameProblem } from '../../registry/zookeeper-names.js';
 import { MAX_NODE_DATA_BYTES } from '../../registry/request-limits.js';
 import { normalizeCron, validateCron, validateTimeZone } from '../../schedule/cron-expression.js';
+import { CronDialectError, fromQuartzCron, toQuartzCron } from '../../schedule/quartz-cron.js';
 import { BUILT_IN_SHARDING_STRATEGIES } from '../sharding/strategies/sharding-strategies.js';
 import { formatShardingItemParameters, parseShardingItemParameters } from '../sharding/sharding-item-parameters.js';
 import { BUILT_IN_ERROR_HANDLER_TYPES } from '../execution/job-error-handlers.js';
 import { JOB_DEFAULTS, typeName, type JobConfiguration } from './job-configuration.js';
+import { toConfigYaml } from './job-configuration.yaml.js';
 
-const BUILT_IN_NAMES = { strategies: Object.keys(BUILT_IN_SHARDING_STRATEGIES), errorHandlers: BUILT_IN_ERROR_HANDLER_TYPES };
+const BUILT_IN_NAMES = {
+  strategies: Object.keys(BUILT_IN_SHARDING_STRATEGIES),
+  errorHandlers: BUILT_IN_ERROR_HANDLER_TYPES,
+};
 
 /** The custom strategy and error handler objects of `@ShardedJob()` options (validated by resolveJobConfiguration). */
-export function customPlugins(options: ShardedJobOptions): { strategy?: JobShardingStrategy; errorHandler?: JobErrorHandler } {
+export function customPlugins(options: ShardedJobOptions): {
+  strategy?: JobShardingStrategy;
+  errorHandler?: JobErrorHandler;
+} {
   const strategy = options.jobShardingStrategyType;
   const handler = options.jobErrorHandlerType;
   return {
@@ -26,9 +38,6 @@ export function customPlugins(options: ShardedJobOptions): { strategy?: JobShard
  * for seconds at a time and lose the session. The bound stays a tenfold below the count that failed.
  */
 export const MAX_SHARDING_TOTAL_COUNT = 10_000;
-/** The config node's strings together, leaving room in MAX_NODE_DATA_BYTES for the YAML keys and other fields. */
-const MAX_CONFIG_STRING_BYTES = MAX_NODE_DATA_BYTES - 4096;
-
 
 function fail(jobName: string | undefined, field: string, detail: string): never {
   throw new JobConfigurationError(jobName, field, detail);
@@ -36,7 +45,8 @@ function fail(jobName: string | undefined, field: string, detail: string): never
 
 function checkBoolean(options: ShardedJobOptions, field: keyof ShardedJobOptions): void {
   const value = options[field];
-  if (value !== undefined && typeof value !== 'boolean') fail(options.jobName, field, `must be true or false, got ${JSON.stringify(value)}`);
+  if (value !== undefined && typeof value !== 'boolean')
+    fail(options.jobName, field, `must be true or false, got ${JSON.stringify(value)}`);
 }
 
 function checkInteger(options: ShardedJobOptions, field: keyof ShardedJobOptions, min: number): void {
@@ -50,14 +60,41 @@ function checkInteger(options: ShardedJobOptions, field: keyof ShardedJobOptions
  * Validates `@ShardedJob()` options and applies ElasticJob's defaults. Throws `JobConfigurationError` naming the
  * job and the field. Pure: touches nothing outside.
  */
+/** The longest identity accepted: a Java class name is far shorter; this keeps the root node small. */
+const MAX_JOB_CLASS_LENGTH = 1024;
+
+/**
+ * The identity a job stores in its root node: `options.jobClass` when given, else `defaultIdentity`
+ * (`ClassName.methodName`). Throws a JobConfigurationError naming `jobClass` for anything else than a non-empty
+ * single-line string.
+ */
+export function resolveJobClass(options: ShardedJobOptions, defaultIdentity: string): string {
+  const { jobClass } = options;
+  if (jobClass === undefined) return defaultIdentity;
+  if (typeof jobClass !== 'string' || jobClass.trim() === '')
+    fail(
+      options.jobName,
+      'jobClass',
+      `must be a non-empty string such as 'com.acme.ReportJob', got ${JSON.stringify(jobClass)}`,
+    );
+  // oxlint-disable-next-line no-control-regex -- control characters are what is refused
+  if (jobClass !== jobClass.trim() || /[\u0000-\u001f\u007f]/.test(jobClass))
+    fail(options.jobName, 'jobClass', 'must be one line, without whitespace around it (it is compared as written)');
+  if (jobClass.length > MAX_JOB_CLASS_LENGTH)
+    fail(options.jobName, 'jobClass', `is ${jobClass.length} characters long; at most ${MAX_JOB_CLASS_LENGTH}`);
+  return jobClass;
+}
+
 export function resolveJobConfiguration(
   options: ShardedJobOptions,
   /** Type names a string may name; default the built-ins (a config node may also name the job's custom ones). */
   known: { strategies: readonly string[]; errorHandlers: readonly string[] } = BUILT_IN_NAMES,
 ): JobConfiguration {
-  if (typeof options !== 'object' || options === null) fail(undefined, 'options', '@ShardedJob() needs an options object');
+  if (typeof options !== 'object' || options === null)
+    fail(undefined, 'options', '@ShardedJob() needs an options object');
   const { jobName } = options;
-  if (typeof jobName !== 'string' || jobName.trim() === '') fail(undefined, 'jobName', 'is required: a non-empty string, unique in the namespace');
+  if (typeof jobName !== 'string' || jobName.trim() === '')
+    fail(undefined, 'jobName', 'is required: a non-empty string, unique in the namespace');
   const nameProblem = nodeNameProblem(jobName);
   if (nameProblem) fail(jobName, 'jobName', `must be a ZooKeeper node name: it ${nameProblem}`);
 
@@ -65,58 +102,112 @@ export function resolveJobConfiguration(
   if (tzError) fail(jobName, 'timeZone', tzError);
   const cronError = validateCron(options.cron, options.timeZone);
   if (cronError) fail(jobName, 'cron', cronError);
+  // The config node stores it in Quartz's dialect for Java instances (quartz-cron.ts): it must be expressible
+  // there, and the form kept is the one that reads back the same.
+  let cron: string;
+  try {
+    cron = fromQuartzCron(toQuartzCron(normalizeCron(options.cron as string)));
+  } catch (error) {
+    if (!(error instanceof CronDialectError)) throw error;
+    fail(jobName, 'cron', error.message);
+  }
+  // The kept form is what the trigger runs: it must parse too (names and renumbered L/# always do; checked).
+  const keptError = validateCron(cron, options.timeZone);
+  if (keptError) fail(jobName, 'cron', `'${options.cron}' read back as ${keptError}`);
 
   const total = options.shardingTotalCount;
   if (typeof total !== 'number' || !Number.isInteger(total) || total < 1) {
     fail(jobName, 'shardingTotalCount', `is required: an integer > 0, got ${JSON.stringify(total)}`);
   }
   if (total > MAX_SHARDING_TOTAL_COUNT) {
-    fail(jobName, 'shardingTotalCount', `${total} is more than the ${MAX_SHARDING_TOTAL_COUNT} items one job supports (see the README's Guarantees): split the work over several jobs, or give each item more of it`);
+    fail(
+      jobName,
+      'shardingTotalCount',
+      `${total} is more than the ${MAX_SHARDING_TOTAL_COUNT} items one job supports (see the README's Guarantees): ` +
+        `split the work over several jobs, or give each item more of it`,
+    );
   }
 
   const parameters = parseShardingItemParameters(options.shardingItemParameters);
   if (typeof parameters === 'string') fail(jobName, 'shardingItemParameters', parameters);
   for (const item of parameters.keys()) {
-    if (item >= total) fail(jobName, 'shardingItemParameters', `item ${item} is outside 0..${total - 1} (shardingTotalCount is ${total})`);
+    if (item >= total)
+      fail(
+        jobName,
+        'shardingItemParameters',
+        `item ${item} is outside 0..${total - 1} (shardingTotalCount is ${total})`,
+      );
   }
 
-  for (const field of ['monitorExecution', 'failover', 'misfire', 'disabled', 'overwrite', 'staticSharding'] as const) checkBoolean(options, field);
+  for (const field of ['monitorExecution', 'failover', 'misfire', 'disabled', 'overwrite', 'staticSharding'] as const)
+    checkBoolean(options, field);
   if (options.maxTimeDiffSeconds !== undefined) {
     const value = options.maxTimeDiffSeconds;
-    if (typeof value !== 'number' || !Number.isInteger(value) || value < -1) fail(jobName, 'maxTimeDiffSeconds', `must be -1 (no check) or an integer >= 0, got ${JSON.stringify(value)}`);
+    if (typeof value !== 'number' || !Number.isInteger(value) || value < -1)
+      fail(jobName, 'maxTimeDiffSeconds', `must be -1 (no check) or an integer >= 0, got ${JSON.stringify(value)}`);
   }
   checkInteger(options, 'reconcileIntervalMinutes', 0);
   for (const field of ['jobParameter', 'description'] as const) {
-    if (options[field] !== undefined && typeof options[field] !== 'string') fail(jobName, field, `must be a string, got ${JSON.stringify(options[field])}`);
+    if (options[field] !== undefined && typeof options[field] !== 'string')
+      fail(jobName, field, `must be a string, got ${JSON.stringify(options[field])}`);
   }
 
   const strategy = options.jobShardingStrategyType ?? JOB_DEFAULTS.jobShardingStrategyType;
   if (typeof strategy === 'string') {
     if (!known.strategies.includes(strategy)) {
-      fail(jobName, 'jobShardingStrategyType', `unknown strategy '${strategy}'; use ${known.strategies.join(', ')} or an object implementing JobShardingStrategy`);
+      fail(
+        jobName,
+        'jobShardingStrategyType',
+        `unknown strategy '${strategy}'; use ${known.strategies.join(', ')} or an object implementing ` +
+          `JobShardingStrategy`,
+      );
     }
-  } else if (typeof strategy !== 'object' || strategy === null || typeof strategy.sharding !== 'function' || typeof strategy.type !== 'string' || strategy.type === '') {
-    fail(jobName, 'jobShardingStrategyType', 'a custom strategy must be an object with a non-empty `type` and a `sharding(instances, jobName, total)` method');
+  } else if (
+    typeof strategy !== 'object' ||
+    strategy === null ||
+    typeof strategy.sharding !== 'function' ||
+    typeof strategy.type !== 'string' ||
+    strategy.type === ''
+  ) {
+    fail(
+      jobName,
+      'jobShardingStrategyType',
+      'a custom strategy must be an object with a non-empty `type` and a `sharding(instances, jobName, total)` method',
+    );
   }
 
   const handler = options.jobErrorHandlerType ?? JOB_DEFAULTS.jobErrorHandlerType;
   if (typeof handler === 'string') {
-    if (!known.errorHandlers.includes(handler)) fail(jobName, 'jobErrorHandlerType', `unknown error handler '${handler}'; use ${known.errorHandlers.join(', ')} or an object implementing JobErrorHandler`);
-  } else if (typeof handler !== 'object' || handler === null || typeof handler.handleException !== 'function' || typeof handler.type !== 'string' || handler.type === '') {
-    fail(jobName, 'jobErrorHandlerType', 'a custom handler must be an object with a non-empty `type` and a `handleException(jobName, error, context)` method');
+    if (!known.errorHandlers.includes(handler))
+      fail(
+        jobName,
+        'jobErrorHandlerType',
+        `unknown error handler '${handler}'; use ${known.errorHandlers.join(', ')} or an object implementing ` +
+          `JobErrorHandler`,
+      );
+  } else if (
+    typeof handler !== 'object' ||
+    handler === null ||
+    typeof handler.handleException !== 'function' ||
+    typeof handler.type !== 'string' ||
+    handler.type === ''
+  ) {
+    fail(
+      jobName,
+      'jobErrorHandlerType',
+      'a custom handler must be an object with a non-empty `type` and a `handleException(jobName, error, context)` ' +
+        'method',
+    );
   }
 
-  // The config node holds these strings: it must fit in one ZooKeeper node (jute.maxbuffer).
-  const strings = { shardingItemParameters: formatShardingItemParameters(parameters), jobParameter: options.jobParameter ?? '', description: options.description ?? '' };
-  const bytes = Object.values(strings).reduce((sum, value) => sum + Buffer.byteLength(value, 'utf8'), 0);
-  if (bytes > MAX_CONFIG_STRING_BYTES) {
-    const largest = (Object.keys(strings) as Array<keyof typeof strings>).sort((a, b) => strings[b].length - strings[a].length)[0]!;
-    fail(jobName, largest, `the configuration's text (${bytes} bytes) would not fit in ZooKeeper's config node (${MAX_CONFIG_STRING_BYTES} bytes at most): keep large data out of the job configuration`);
-  }
-
-  return {
+  const strings = {
+    shardingItemParameters: formatShardingItemParameters(parameters),
+    jobParameter: options.jobParameter ?? '',
+    description: options.description ?? '',
+  };
+  const config: JobConfiguration = {
     jobName,
-    cron: normalizeCron(options.cron),
+    cron,
     timeZone: options.timeZone,
     shardingTotalCount: total,
     shardingItemParameters: strings.shardingItemParameters,
@@ -133,4 +224,20 @@ export function resolveJobConfiguration(
     overwrite: options.overwrite ?? JOB_DEFAULTS.overwrite,
     staticSharding: options.staticSharding ?? JOB_DEFAULTS.staticSharding,
   };
+
+  // The config node must fit in one ZooKeeper node (jute.maxbuffer), measured as written: YAML quotes, escapes and
+  // indents the strings, so their own length is not enough.
+  const bytes = Buffer.byteLength(toConfigYaml(config), 'utf8');
+  if (bytes > MAX_NODE_DATA_BYTES) {
+    const largest = (Object.keys(strings) as Array<keyof typeof strings>).sort(
+      (a, b) => strings[b].length - strings[a].length,
+    )[0]!;
+    fail(
+      jobName,
+      largest,
+      `the configuration written as YAML (${bytes} bytes) would not fit in ZooKeeper's config node ` +
+        `(${MAX_NODE_DATA_BYTES} bytes at most): keep large data out of the job configuration`,
+    );
+  }
+  return config;
 }

@@ -1,20 +1,28 @@
 import { parseDocument, stringify } from 'yaml';
+import { describeError } from '../../errors/elastic-job.errors.js';
+import { fromJavaTimeZone, TimeZoneDialectError, toJavaTimeZone } from '../../schedule/java-time-zone.js';
+import { CronDialectError, fromQuartzCron, toQuartzCron } from '../../schedule/quartz-cron.js';
 import type { JobConfiguration } from './job-configuration.js';
 
 /**
- * The config node's YAML, as ElasticJob writes it (docs/reference/elasticjob.md §1.4): keys in alphabetical order, nulls omitted, every
+ * The config node's YAML, as ElasticJob writes it (docs/reference/elasticjob.md §1.4): keys in alphabetical order,
+ * nulls omitted, every
  * boolean written (a Java reader takes a missing boolean as false).
  */
 export function toConfigYaml(config: JobConfiguration): string {
   const pojo: Record<string, string | number | boolean | undefined> = {
-    cron: config.cron,
+    // Quartz's dialect, as ElasticJob stores it: Java instances read this node (quartz-cron.ts).
+    cron: toQuartzCron(config.cron),
     description: config.description,
     disabled: config.disabled,
     failover: config.failover,
-    jobErrorHandlerType: config.jobErrorHandlerType,
+    // Java writes neither type when it is the default (its POJO holds null, and nulls are dropped); it reads a
+    // missing one as the default, as we do.
+    jobErrorHandlerType: config.jobErrorHandlerType === 'LOG' ? undefined : config.jobErrorHandlerType,
     jobName: config.jobName,
     jobParameter: config.jobParameter,
-    jobShardingStrategyType: config.jobShardingStrategyType,
+    jobShardingStrategyType:
+      config.jobShardingStrategyType === 'AVG_ALLOCATION' ? undefined : config.jobShardingStrategyType,
     maxTimeDiffSeconds: config.maxTimeDiffSeconds,
     misfire: config.misfire,
     monitorExecution: config.monitorExecution,
@@ -23,7 +31,8 @@ export function toConfigYaml(config: JobConfiguration): string {
     shardingItemParameters: config.shardingItemParameters,
     shardingTotalCount: config.shardingTotalCount,
     staticSharding: config.staticSharding,
-    timeZone: config.timeZone,
+    // GMT offsets where Java can read them (java-time-zone.ts).
+    timeZone: toJavaTimeZone(config.timeZone),
   };
   const present = Object.fromEntries(Object.entries(pojo).filter(([, value]) => value !== undefined));
   return stringify(present, { sortMapEntries: true, singleQuote: true, lineWidth: 0 });
@@ -68,10 +77,17 @@ export class StoredConfigProblem extends Error {
 export function fromConfigYaml(text: string): StoredJobConfiguration {
   // SnakeYAML may tag nested objects (jobExtraConfigurations): an unknown tag is a warning, its value kept as data.
   const document = parseDocument(text, { customTags: [], logLevel: 'silent', uniqueKeys: true });
-  const error = document.errors[0];
-  if (error) throw new StoredConfigProblem('config', `is not valid YAML: ${error.message.split('\n')[0]}`);
-  const raw: unknown = document.toJS() ?? {};
-  if (typeof raw !== 'object' || raw === null || Array.isArray(raw)) throw new StoredConfigProblem('config', 'is not a YAML map of job settings');
+  const syntaxError = document.errors[0];
+  if (syntaxError) throw new StoredConfigProblem('config', `is not valid YAML: ${syntaxError.message.split('\n')[0]}`);
+  let raw: unknown;
+  try {
+    // Throws on what parses but cannot become data: an alias to no anchor, an alias bomb (maxAliasCount).
+    raw = document.toJS() ?? {};
+  } catch (error) {
+    throw new StoredConfigProblem('config', `cannot be read as YAML data: ${describeError(error)}`);
+  }
+  if (typeof raw !== 'object' || raw === null || Array.isArray(raw))
+    throw new StoredConfigProblem('config', 'is not a YAML map of job settings');
   const fields = raw as Record<string, unknown>;
   const present = (key: string): boolean => fields[key] !== undefined && fields[key] !== null;
   const str = (key: string): string | undefined => {
@@ -96,8 +112,8 @@ export function fromConfigYaml(text: string): StoredJobConfiguration {
     throw new StoredConfigProblem(key, `must be true or false, got ${describe(value)}`);
   };
   return {
-    cron: str('cron'),
-    timeZone: str('timeZone'),
+    cron: storedCron(str('cron')),
+    timeZone: storedTimeZone(str('timeZone')),
     shardingTotalCount: int('shardingTotalCount', 0),
     shardingItemParameters: str('shardingItemParameters') ?? '',
     jobParameter: str('jobParameter') ?? '',
@@ -115,7 +131,33 @@ export function fromConfigYaml(text: string): StoredJobConfiguration {
   };
 }
 
+/** The stored zone as this library names it (Java's GMT offsets as Etc/GMT names). */
+function storedTimeZone(timeZone: string | undefined): string | undefined {
+  try {
+    return fromJavaTimeZone(timeZone);
+  } catch (error) {
+    if (error instanceof TimeZoneDialectError) throw new StoredConfigProblem('timeZone', error.message);
+    throw error;
+  }
+}
+
+/** The stored cron read with the meaning its writer gave it (Quartz's when it has a `?`). */
+function storedCron(cron: string | undefined): string | undefined {
+  if (cron === undefined) return undefined;
+  try {
+    return fromQuartzCron(cron);
+  } catch (error) {
+    if (error instanceof CronDialectError) throw new StoredConfigProblem('cron', error.message);
+    throw error;
+  }
+}
+
 function describe(value: unknown): string {
-  const text = JSON.stringify(value) ?? String(value);
+  let text: string;
+  try {
+    text = JSON.stringify(value) ?? String(value);
+  } catch {
+    text = String(value); // a self-referencing anchor (`&a [*a]`) cannot be written as JSON
+  }
   return text.length > 60 ? `${text.slice(0, 57)}...` : text;
 }

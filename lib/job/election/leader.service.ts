@@ -22,11 +22,11 @@ export class LeaderService {
   ) {}
 
   isLeader(): boolean {
-    return this.ctx.storage.get(this.ctx.paths.leaderElectionInstance) === this.ctx.instanceId;
+    return this.ctx.storage.cached.get(this.ctx.paths.leaderElectionInstance) === this.ctx.instanceId;
   }
 
   hasLeader(): boolean {
-    return this.ctx.storage.has(this.ctx.paths.leaderElectionInstance);
+    return this.ctx.storage.cached.has(this.ctx.paths.leaderElectionInstance);
   }
 
   /** One election at a time per job; concurrent callers share it. */
@@ -37,10 +37,13 @@ export class LeaderService {
     return this.electing;
   }
 
-  /** The leader node was deleted: race for it (see the class comment), or elect through the latch if anyone is queued in it. */
+  /**
+   * The leader node was deleted: race for it (see the class comment), or elect through the latch if anyone is queued in
+   * it.
+   */
   electAfterLeaderLeft(): Promise<void> {
     const { storage, paths } = this.ctx;
-    if (this.electing || storage.children(paths.leaderElectionLatch).length > 0) return this.electLeader();
+    if (this.electing || storage.cached.children(paths.leaderElectionLatch).length > 0) return this.electLeader();
     this.electing = this.raceForLeadership().finally(() => {
       this.electing = undefined;
     });
@@ -52,7 +55,7 @@ export class LeaderService {
     if (await storage.createEphemeralIfAbsent(paths.leaderElectionInstance, instanceId)) {
       this.ctx.logger.log(`elected leader (${instanceId}) on the previous leader's departure`);
     }
-    await storage.settled();
+    await storage.cached.settled();
   }
 
   private async runElection(): Promise<void> {
@@ -64,7 +67,7 @@ export class LeaderService {
         this.ctx.logger.log(`elected leader (${instanceId})`);
       }
     });
-    await storage.settled();
+    await storage.cached.settled();
   }
 
   /**
@@ -75,7 +78,11 @@ export class LeaderService {
     const deadline = Date.now() + timeoutMs;
     while (!this.hasLeader() && this.servers.hasAvailableServers() && Date.now() < deadline) {
       if (this.servers.isEnableServer(this.ctx.ip) && this.isLocalInstanceOnline()) await this.electLeader();
-      else await this.ctx.storage.waitFor(() => this.hasLeader() || !this.servers.hasAvailableServers(), deadline - Date.now());
+      else
+        await this.ctx.storage.cached.waitFor(
+          () => this.hasLeader() || !this.servers.hasAvailableServers(),
+          deadline - Date.now(),
+        );
     }
     return this.isLeader();
   }
@@ -83,7 +90,7 @@ export class LeaderService {
   /** Deletes the leader node if it is ours (shutdown, abdication), so a peer takes over at once. */
   async removeLeader(): Promise<void> {
     const { storage, paths, instanceId } = this.ctx;
-    if ((await storage.getDirectly(paths.leaderElectionInstance)) === instanceId) {
+    if ((await storage.direct.get(paths.leaderElectionInstance)) === instanceId) {
       await storage.remove(paths.leaderElectionInstance);
       this.ctx.logger.log('gave up leadership');
     }

@@ -1,5 +1,5 @@
 import type { TransactionOp } from '../../registry/registry.types.js';
-import { registryErrorCode } from '../../registry/zookeeper-registry-center.js';
+import { registryErrorCode } from '../../errors/elastic-job.errors.js';
 import { nodeNameProblem } from '../../registry/zookeeper-names.js';
 import { mapBounded } from '../../registry/request-limits.js';
 import type { JobConfiguration } from '../config/job-configuration.js';
@@ -30,20 +30,20 @@ export class ExecutionService {
    */
   private isLiveMarker(item: number): boolean {
     const path = this.ctx.paths.running(item);
-    if (this.ctx.storage.isUnread(path)) {
+    if (this.ctx.storage.cached.isUnread(path)) {
       // A peer's marker whose owner we have not read: counts as live until we know (the read, started here,
       // lands as a cache event, so event-driven waits look again).
-      void this.ctx.storage.readUnread([path]).catch(() => undefined);
+      void this.ctx.storage.cached.readUnread([path]).catch(() => undefined);
       return true;
     }
-    const owner = this.ctx.storage.get(path);
+    const owner = this.ctx.storage.cached.get(path);
     if (owner === undefined || !this.instances.isInstanceOnline(owner)) return false;
     return owner !== this.ctx.instanceId || this.runningHere.has(item);
   }
 
   /** Reads the owners of the markers of these items that we have not read (peers' markers are read lazily). */
   async readMarkerOwners(items: readonly number[]): Promise<void> {
-    await this.ctx.storage.readUnread(items.map((item) => this.ctx.paths.running(item)));
+    await this.ctx.storage.cached.readUnread(items.map((item) => this.ctx.paths.running(item)));
   }
 
   /** The items, among these, that run somewhere now (call readMarkerOwners first for an exact answer). */
@@ -62,7 +62,8 @@ export class ExecutionService {
     const { storage, paths, instanceId } = this.ctx;
     const stale: string[] = [];
     for (let item = 0; item < total; item++) {
-      if (storage.get(paths.running(item)) === instanceId && !this.runningHere.has(item)) stale.push(paths.running(item));
+      if (storage.cached.get(paths.running(item)) === instanceId && !this.runningHere.has(item))
+        stale.push(paths.running(item));
     }
     if (stale.length === 0) return;
     this.ctx.logger.log(`removing ${stale.length} stale running marker(s) of ours`);
@@ -79,47 +80,54 @@ export class ExecutionService {
   async registerJobBegin(items: readonly number[], config: JobConfiguration): Promise<number[]> {
     for (const item of items) this.runningHere.add(item);
     if (!config.monitorExecution || items.length === 0) return [...items];
-    const won: number[] = [];
+    const won = new Set<number>();
     try {
-      const ops = await Promise.all(items.map((item) => this.markerOp(item, config)));
+      // Most plans come from the cache; the reads some need (a marker already there) are bounded.
+      const ops = await mapBounded(items, (item) => this.markerOp(item, config));
       const plans = items.flatMap((item, index) => (ops[index] ? [{ item, op: ops[index] }] : []));
       const written = new Set(await this.writeWhatStillApplies(plans.map((plan) => plan.op)));
       for (const { item, op } of plans.filter((plan) => written.has(plan.op))) {
-        won.push(item);
+        won.add(item);
         this.markerVersions.set(item, writtenVersion(op));
       }
     } finally {
-      for (const item of items) if (!won.includes(item)) this.runningHere.delete(item);
+      for (const item of items) if (!won.has(item)) this.runningHere.delete(item);
     }
-    const lost = items.filter((item) => !won.includes(item));
-    if (lost.length > 0) this.ctx.logger.warn(`items [${lost.join(',')}] are being run by another instance: not run here this time`);
-    return won;
+    const lost = items.filter((item) => !won.has(item));
+    if (lost.length > 0)
+      this.ctx.logger.warn(`items [${lost.join(',')}] are being run by another instance: not run here this time`);
+    return items.filter((item) => won.has(item));
   }
 
   /** The op that makes an item's marker ours; undefined when a live instance holds it. */
   private async markerOp(item: number, config: JobConfiguration): Promise<TransactionOp | undefined> {
-    const { storage, registry, paths, instanceId } = this.ctx;
+    const { storage, paths, instanceId } = this.ctx;
     const path = paths.running(item);
     const create = storage.createOp(path, instanceId, config.failover ? 'PERSISTENT' : 'EPHEMERAL');
     // The cache shows no marker (the steady state): a create, which fails if someone holds the item after all.
-    if (!storage.has(path)) return create;
+    if (!storage.cached.has(path)) return create;
     // A marker is there (a transition: crash, reshard, reconnection): two direct reads decide.
-    const marker = await registry.getData(path);
+    const marker = await storage.direct.node(path);
     if (!marker) return create;
     const owner = marker.data.toString('utf8');
     if (nodeNameProblem(owner) !== undefined) {
       // Empty (zkCli, ElasticJob before 3.0.2) or garbage: it names no instance, so nobody runs the item by it.
-      this.ctx.logger.warn(`/${registry.namespace}${path} names no instance ('${owner.slice(0, 40)}'): treated as absent, taking the item`);
-    } else if (owner !== instanceId && (await registry.exists(paths.instance(owner))) !== undefined) {
+      this.ctx.logger.warn(
+        `${storage.fullPath(path)} names no instance ('${owner.slice(0, 40)}'): treated as absent, taking the item`,
+      );
+    } else if (owner !== instanceId && (await storage.direct.exists(paths.instance(owner))) !== undefined) {
       return undefined;
     }
-    // Left by an instance that is gone (docs/reference/elasticjob.md §8 #49, #467, #1754): take it over unless it changes meanwhile.
+    // Left by an instance that is gone (docs/reference/elasticjob.md §8 #49, #467, #1754): take it over unless it
+    // changes meanwhile.
     return { op: 'setData', path, data: Buffer.from(instanceId, 'utf8'), version: marker.stat.version };
   }
 
   async registerJobCompleted(items: readonly number[], config: JobConfiguration): Promise<void> {
     for (const item of items) this.runningHere.delete(item);
-    const versions = new Map(items.map((item) => [this.ctx.paths.running(item), this.markerVersions.get(item)] as const));
+    const versions = new Map(
+      items.map((item) => [this.ctx.paths.running(item), this.markerVersions.get(item)] as const),
+    );
     for (const item of items) this.markerVersions.delete(item);
     if (!config.monitorExecution || items.length === 0) return;
     await this.removeOwnMarkers([...versions.keys()], versions);
@@ -135,7 +143,7 @@ export class ExecutionService {
 
   async setMisfire(items: readonly number[]): Promise<void> {
     const { storage, paths } = this.ctx;
-    const missing = items.filter((item) => !storage.has(paths.misfire(item)));
+    const missing = items.filter((item) => !storage.cached.has(paths.misfire(item)));
     if (missing.length === 0) return;
     try {
       await storage.transactionInBatches(missing.map((item) => storage.createOp(paths.misfire(item), '')));
@@ -146,7 +154,7 @@ export class ExecutionService {
   }
 
   getMisfiredItems(items: readonly number[]): number[] {
-    return items.filter((item) => this.ctx.storage.has(this.ctx.paths.misfire(item)));
+    return items.filter((item) => this.ctx.storage.cached.has(this.ctx.paths.misfire(item)));
   }
 
   async clearMisfire(items: readonly number[]): Promise<void> {
@@ -171,18 +179,20 @@ export class ExecutionService {
    * Removes these running markers where they are still ours, each conditioned on its version (as written by us, or
    * else as read directly now): a marker a peer has taken over meanwhile (it judged us gone) stays the peer's.
    */
-  private async removeOwnMarkers(paths: readonly string[], versions?: ReadonlyMap<string, number | undefined>): Promise<void> {
-    const { registry, instanceId } = this.ctx;
-    const ops = await mapBounded(
-      paths,
-      async (path): Promise<TransactionOp | undefined> => {
-        const known = versions?.get(path);
-        if (known !== undefined) return { op: 'remove', path, version: known };
-        // Not written by us in this run (a stale marker, a new session): read who holds it now.
-        const marker = await registry.getData(path);
-        return marker?.data.toString('utf8') === instanceId ? { op: 'remove', path, version: marker.stat.version } : undefined;
-      },
-    );
+  private async removeOwnMarkers(
+    paths: readonly string[],
+    versions?: ReadonlyMap<string, number | undefined>,
+  ): Promise<void> {
+    const { storage, instanceId } = this.ctx;
+    const ops = await mapBounded(paths, async (path): Promise<TransactionOp | undefined> => {
+      const known = versions?.get(path);
+      if (known !== undefined) return { op: 'remove', path, version: known };
+      // Not written by us in this run (a stale marker, a new session): read who holds it now.
+      const marker = await storage.direct.node(path);
+      return marker?.data.toString('utf8') === instanceId
+        ? { op: 'remove', path, version: marker.stat.version }
+        : undefined;
+    });
     await this.writeWhatStillApplies(ops.filter((op): op is TransactionOp => op !== undefined));
   }
 
@@ -193,7 +203,8 @@ export class ExecutionService {
    */
   private async writeWhatStillApplies(ops: readonly TransactionOp[]): Promise<TransactionOp[]> {
     const written: TransactionOp[] = [];
-    for (const batch of this.ctx.registry.multiBatches(ops)) written.push(...(await this.writeBatchWhatStillApplies(batch)));
+    for (const batch of this.ctx.storage.multiBatches(ops))
+      written.push(...(await this.writeBatchWhatStillApplies(batch)));
     return written;
   }
 

@@ -11,7 +11,10 @@ export function builtInErrorHandler(type: ErrorHandlerType, logger: Logger): Job
       return {
         type,
         handleException: (jobName, error, context) =>
-          logger.error(`Job '${jobName}' item ${context.shardingItem} failed: ${error instanceof Error ? (error.stack ?? error.message) : String(error)}`),
+          logger.error(
+            `Job '${jobName}' item ${context.shardingItem} failed: ` +
+              `${error instanceof Error ? (error.stack ?? error.message) : String(error)}`,
+          ),
       };
     case 'THROW':
       return {

@@ -8,8 +8,10 @@ import { parseShardingItemParameters } from '../sharding/sharding-item-parameter
 import type { ShardingService } from '../sharding/sharding.service.js';
 import type { FailoverService } from '../failover/failover.service.js';
 import type { ExecutionService } from './execution.service.js';
-
-export type JobHandler = (context: ShardingContext) => unknown;
+import { ExecutionEvents, type FiringHooks } from './execution-events.js';
+import { IDLE, type FiringSource, type FiringState, type QueuedFiring } from './firing-state.js';
+import type { JobItemExecutor } from './item-executor.js';
+import { describeError } from '../../errors/elastic-job.errors.js';
 
 /** How long before a cron instant a firing starts its coordination (one ZooKeeper write, usually ~1 ms). */
 export const PREPARE_AHEAD_MS = 25;
@@ -20,20 +22,20 @@ function describeFailure(error: unknown): string {
 }
 
 /**
- * One firing of one job on this instance (ElasticJob's ElasticJobExecutor, docs/reference/elasticjob.md §5.1):
+ * The firings of one job on this instance (ElasticJob's ElasticJobExecutor, docs/reference/elasticjob.md §5.1):
  * suspended → skip and remember the misfire; reshard if necessary; take my items minus disabled; if any still
- * runs, flag misfire and skip; write running markers; run every item concurrently; remove the markers; then
- * run the misfired items once.
+ * runs, flag misfire and skip; write running markers; run every item concurrently through the job type's item
+ * executor; remove the markers; then run the misfired items once.
+ *
+ * Where it stands is one field, `state` (see firing-state.ts). Around the items: awaited firing hooks (the seam of
+ * job listeners) and execution events (never awaited).
  */
 export class JobExecutor {
   /** Controllers of the items running now: aborted on session loss or shutdown timeout. */
   private readonly running = new Map<number, AbortController>();
-  private firing: Promise<void> | undefined;
-  /** A firing missed locally (overlap, no connection) without a ZooKeeper flag to show for it. */
-  private localMisfire = false;
-  /** A manual trigger that arrived during a firing: run once more when it ends (ElasticJob drops it). */
-  private pendingTrigger = false;
-  private stopped = false;
+  private state: FiringState = IDLE;
+  private readonly hooks = new Set<FiringHooks>();
+  readonly events: ExecutionEvents;
 
   constructor(
     private readonly ctx: JobContext,
@@ -41,15 +43,32 @@ export class JobExecutor {
     private readonly sharding: ShardingService,
     private readonly execution: ExecutionService,
     private readonly failover: FailoverService,
-    private readonly handler: JobHandler,
-  ) {}
+    private readonly itemExecutor: JobItemExecutor,
+  ) {
+    this.events = new ExecutionEvents(ctx.logger);
+  }
 
+  get firingState(): FiringState {
+    return this.state;
+  }
+
+  /** A firing runs (or, after stop(), is still draining). */
   get isFiring(): boolean {
-    return this.firing !== undefined;
+    return this.state.phase === 'FIRING' || (this.state.phase === 'STOPPED' && this.state.draining !== undefined);
+  }
+
+  private get stopped(): boolean {
+    return this.state.phase === 'STOPPED';
   }
 
   runningItems(): number[] {
     return [...this.running.keys()];
+  }
+
+  /** Hooks awaited around every firing that runs items. Returns the call that removes them. */
+  addHooks(hooks: FiringHooks): () => void {
+    this.hooks.add(hooks);
+    return () => this.hooks.delete(hooks);
   }
 
   /**
@@ -57,25 +76,18 @@ export class JobExecutor {
    * (sharding check, running markers) is done by then, and the items start at the instant. Never throws.
    */
   fire(scheduledAt?: number): void {
-    if (this.stopped) return;
-    if (this.firing && scheduledAt !== undefined && Date.now() < scheduledAt) {
+    const state = this.state;
+    if (state.phase === 'STOPPED') return;
+    if (state.phase === 'FIRING' && scheduledAt !== undefined && Date.now() < scheduledAt) {
       // Called early: the previous firing may still end before the instant.
       setTimeout(() => this.fire(scheduledAt), scheduledAt - Date.now());
       return;
     }
-    if (this.firing) {
+    if (state.phase === 'FIRING') {
       void this.onOverlap();
       return;
     }
-    this.firing = this.runFiring(scheduledAt)
-      .catch((error: unknown) => this.ctx.logger.error(`firing failed: ${describeFailure(error)}`))
-      .finally(() => {
-        this.firing = undefined;
-        if (this.pendingTrigger && !this.stopped) {
-          this.pendingTrigger = false;
-          this.fire();
-        }
-      });
+    this.start('CRON', scheduledAt);
   }
 
   /**
@@ -83,61 +95,135 @@ export class JobExecutor {
    * short disconnect (a ZooKeeper server stopping, a leader election in the ensemble) delays work, not drops it.
    */
   catchUpAfterReconnect(): void {
-    if (this.stopped || this.firing || !this.localMisfire || !this.config.load().misfire) return;
-    this.localMisfire = false;
+    if (this.state.phase !== 'IDLE' || !this.state.missed || !this.config.load().misfire) return;
+    this.setMissed(false);
     this.ctx.logger.log('connected again: running the firing skipped while disconnected');
-    this.fire();
+    this.start('CATCH_UP');
   }
 
   /** A manual trigger (`trigger/{instanceId}`): fire now, or once after the current firing. */
   trigger(): void {
-    if (this.stopped) return;
-    if (this.firing) {
-      this.pendingTrigger = true;
-      this.ctx.logger.log('triggered while a firing runs: queued, it runs once after');
-      return;
-    }
-    this.ctx.logger.log('triggered');
-    this.fire();
+    this.request('TRIGGER');
   }
 
   /** Stop starting firings; resolves when the current one is over, or false at `timeoutMs` (then aborts items). */
   async stop(timeoutMs: number): Promise<boolean> {
-    this.stopped = true;
-    const current = this.firing;
+    const state = this.state;
+    const current = state.phase === 'FIRING' ? state.done : state.phase === 'STOPPED' ? state.draining : undefined;
+    this.state = state.phase === 'STOPPED' ? { ...state, draining: current } : { phase: 'STOPPED', draining: current };
     if (!current) return true;
     let timer: NodeJS.Timeout | undefined;
-    const finished = await Promise.race([current.then(() => true), new Promise<false>((r) => (timer = setTimeout(() => r(false), timeoutMs)))]);
+    const finished = await Promise.race([
+      current.then(() => true),
+      new Promise<false>((r) => (timer = setTimeout(() => r(false), timeoutMs))),
+    ]);
     clearTimeout(timer);
     if (!finished) {
-      this.ctx.logger.warn(`items [${this.runningItems().join(',')}] still running after ${timeoutMs} ms of shutdown: aborting their signal`);
+      this.ctx.logger.warn(
+        `items [${this.runningItems().join(',')}] still running after ${timeoutMs} ms of shutdown: aborting their ` +
+          `signal`,
+      );
       this.abortAll('shutdown timeout reached');
     }
     return finished;
+  }
+
+  /**
+   * Stops at once and for good, before anything else happens: items already running have their signal aborted
+   * and items of the current firing that have not started yet are not started (their markers are removed). For an
+   * operator's shutdown, after which peers may take the items over. Resolves as stop() does.
+   */
+  halt(reason: string, timeoutMs: number): Promise<boolean> {
+    const stopped = this.stop(timeoutMs); // STOPPED synchronously, before this returns
+    if (this.state.phase === 'STOPPED') this.state = { ...this.state, halted: reason };
+    this.abortAll(reason);
+    return stopped;
   }
 
   abortAll(reason: string): void {
     for (const controller of this.running.values()) controller.abort(new Error(reason));
   }
 
+  // ---------------------------------------------------------------- state transitions
+
+  /** A firing asked for now: started when idle, queued (once) behind the current one otherwise. */
+  private request(source: QueuedFiring): void {
+    const state = this.state;
+    if (state.phase === 'STOPPED') return;
+    if (state.phase === 'FIRING') {
+      if (state.queued === undefined) this.state = { ...state, queued: source };
+      this.ctx.logger.log(
+        `${source === 'TRIGGER' ? 'triggered' : 'failover items claimed'} while a firing runs: queued, it runs once ` +
+          `after`,
+      );
+      return;
+    }
+    this.ctx.logger.log(source === 'TRIGGER' ? 'triggered' : 'failover items claimed: firing them');
+    this.start(source);
+  }
+
+  /** IDLE → FIRING. The state is set before the firing's first step runs, so that step sees it. */
+  private start(source: FiringSource, scheduledAt?: number): void {
+    if (this.state.phase !== 'IDLE') return;
+    let settle!: () => void;
+    const done = new Promise<void>((resolve) => (settle = resolve));
+    this.state = { phase: 'FIRING', source, done, missed: this.state.missed, queued: undefined };
+    void this.runFiring(source, scheduledAt)
+      .catch((error: unknown) => this.ctx.logger.error(`firing failed: ${describeFailure(error)}`))
+      .finally(() => {
+        this.onFiringEnded();
+        settle();
+      });
+  }
+
+  /** FIRING → IDLE, then the queued firing if any; STOPPED stays STOPPED, with nothing left to drain. */
+  private onFiringEnded(): void {
+    const state = this.state;
+    if (state.phase === 'STOPPED') {
+      this.state = { ...state, draining: undefined };
+      return;
+    }
+    if (state.phase !== 'FIRING') return;
+    this.state = { phase: 'IDLE', missed: state.missed };
+    if (state.queued !== undefined) this.start(state.queued);
+  }
+
+  private get missed(): boolean {
+    return this.state.phase === 'STOPPED' ? false : this.state.missed;
+  }
+
+  private setMissed(missed: boolean): void {
+    const state = this.state;
+    if (state.phase !== 'STOPPED' && state.missed !== missed) this.state = { ...state, missed };
+  }
+
+  private queue(queued: QueuedFiring): void {
+    const state = this.state;
+    if (state.phase === 'FIRING' && state.queued === undefined) this.state = { ...state, queued };
+  }
+
+  // ---------------------------------------------------------------- one firing
+
   private async onOverlap(): Promise<void> {
     // The previous firing is still running here: this one is a misfire (ElasticJob's misfireIfRunning).
     const config = this.config.load();
-    this.localMisfire = true;
+    this.setMissed(true);
     this.ctx.logger.log('the previous firing is still running: this one is a misfire');
-    if (!config.monitorExecution || !this.ctx.registry.isConnected()) return;
     const items = this.sharding.getLocalShardingItems(config.shardingTotalCount);
+    this.events.emit('firing-skipped', { ...this.eventBase('CRON'), reason: 'previous-firing-running', items });
+    if (!config.monitorExecution || !this.ctx.connection.isConnected()) return;
     try {
       await this.execution.setMisfire(items);
     } catch (error) {
-      this.ctx.logger.warn(`could not flag misfire: ${error instanceof Error ? error.message : String(error)}`);
+      this.ctx.logger.warn(`could not flag misfire: ${describeError(error)}`);
     }
   }
 
-  private async runFiring(scheduledAt?: number): Promise<void> {
-    if (!this.ctx.registry.isConnected()) {
-      this.localMisfire = true;
+  private async runFiring(source: FiringSource, scheduledAt?: number): Promise<void> {
+    if (!this.ctx.connection.isConnected()) {
+      this.setMissed(true);
       this.ctx.logger.warn('not connected to ZooKeeper: firing skipped (misfire)');
+      this.events.emit('firing-skipped', { ...this.eventBase(source), reason: 'not-connected', items: [] });
       return;
     }
     let config = this.config.load();
@@ -148,7 +234,7 @@ export class JobExecutor {
       const taken = this.failover.getLocalFailoverItems(config.shardingTotalCount);
       if (taken.length > 0) {
         this.ctx.logger.log(`running taken-over items [${taken.join(',')}]`);
-        await this.execute(taken, config, true);
+        await this.execute(taken, config, 'FAILOVER', true);
         await this.claimFailover(config);
         return;
       }
@@ -157,23 +243,29 @@ export class JobExecutor {
     config = this.config.load();
     const items = this.localItems(config);
     if (config.monitorExecution && (await this.execution.misfireIfHasRunningItems(items))) {
-      this.ctx.logger.log(`items [${this.execution.runningItems(items).join(',')}] are still running: misfire, they run after completion`);
+      const stillRunning = this.execution.runningItems(items);
+      this.ctx.logger.log(`items [${stillRunning.join(',')}] are still running: misfire, they run after completion`);
+      this.events.emit('firing-skipped', {
+        ...this.eventBase(source),
+        reason: 'items-still-running',
+        items: stillRunning,
+      });
       return;
     }
-    await this.execute(items, config, false, scheduledAt);
+    await this.execute(items, config, source, false, scheduledAt);
     // ElasticJob: while misfire && !needSharding && misfired items → clear and run again.
-    while (!this.stopped && config.misfire && !this.sharding.isNeedSharding() && this.ctx.registry.isConnected()) {
+    while (!this.stopped && config.misfire && !this.sharding.isNeedSharding() && this.ctx.connection.isConnected()) {
       config = this.config.load();
       const current = this.localItems(config);
       const misfired = config.monitorExecution ? this.execution.getMisfiredItems(current) : [];
-      if (misfired.length === 0 && !this.localMisfire) break;
+      if (misfired.length === 0 && !this.missed) break;
       const rerun = misfired.length > 0 ? misfired : current;
-      this.localMisfire = false;
+      this.setMissed(false);
       await this.execution.clearMisfire(misfired);
       this.ctx.logger.log(`running misfired items [${rerun.join(',')}]`);
-      await this.execute(rerun, config);
+      await this.execute(rerun, config, 'CATCH_UP');
     }
-    if (!config.misfire) this.localMisfire = false;
+    if (!config.misfire) this.setMissed(false);
     await this.claimFailover(config);
   }
 
@@ -184,53 +276,79 @@ export class JobExecutor {
   private async checkClockDifference(config: JobConfiguration): Promise<void> {
     if (config.maxTimeDiffSeconds < 0) return;
     const path = this.ctx.paths.systemTimeCurrent;
-    await this.ctx.registry.persist(path, Buffer.alloc(0));
-    const node = await this.ctx.registry.getData(path);
+    await this.ctx.storage.persist(path, '');
+    const node = await this.ctx.storage.direct.node(path);
     if (!node) return;
     const difference = Math.abs(Date.now() - node.stat.mtime);
     if (difference > config.maxTimeDiffSeconds * 1000) {
       this.ctx.logger.error(
-        `this machine's clock is ${difference} ms away from ZooKeeper's, more than maxTimeDiffSeconds (${config.maxTimeDiffSeconds} s): fix its time synchronisation`,
+        `this machine's clock is ${difference} ms away from ZooKeeper's, more than maxTimeDiffSeconds ` +
+          `(${config.maxTimeDiffSeconds} s): fix its time synchronisation`,
       );
     }
   }
 
   /** Idle peers claim crashed items (ElasticJob's failoverIfNecessary); a claim fires right away. */
   async failoverIfNecessary(): Promise<void> {
-    if (this.stopped || this.firing || this.running.size > 0) return;
+    if (this.stopped || this.isFiring || this.running.size > 0) return;
     const config = this.config.load();
     if (!config.failover) return;
-    if ((await this.failover.claim(() => !this.firing && this.running.size === 0)) !== undefined) this.trigger();
+    if ((await this.failover.claim(() => !this.isFiring && this.running.size === 0)) !== undefined)
+      this.request('FAILOVER');
   }
 
   private async claimFailover(config: JobConfiguration): Promise<void> {
-    if (this.stopped || !config.failover || !this.ctx.registry.isConnected()) return;
+    if (this.stopped || !config.failover || !this.ctx.connection.isConnected()) return;
     // At the end of a firing: the claimed item runs as soon as this firing is over.
-    if ((await this.failover.claim(() => this.running.size === 0)) !== undefined) this.pendingTrigger = true;
+    if ((await this.failover.claim(() => this.running.size === 0)) !== undefined) this.queue('FAILOVER');
   }
 
   private localItems(config: JobConfiguration): number[] {
     const items = this.sharding
       .getLocalShardingItems(config.shardingTotalCount)
-      .filter((item) => !this.ctx.storage.has(this.ctx.paths.disabled(item)));
+      .filter((item) => !this.ctx.storage.cached.has(this.ctx.paths.disabled(item)));
     if (!config.failover) return items;
     const takenOff = new Set(this.failover.getLocalTakeOffItems(items));
     return items.filter((item) => !takenOff.has(item));
   }
 
-  private async execute(wanted: number[], config: JobConfiguration, failoverRun = false, startAt?: number): Promise<void> {
+  /**
+   * Runs `wanted` (those of them whose running marker we write) through the item executor, between the firing
+   * hooks, telling the execution events. `source` is told in the events; `failoverRun` removes the failover
+   * markers of the items afterwards.
+   */
+  private async execute(
+    wanted: number[],
+    config: JobConfiguration,
+    source: FiringSource,
+    failoverRun = false,
+    startAt?: number,
+  ): Promise<void> {
     if (wanted.length === 0) return;
     const items = await this.execution.registerJobBegin(wanted, config);
     if (items.length === 0) return;
     // Prepared ahead of the cron instant: start the items on it, not before.
     // (Timers may wake a millisecond early: loop until the instant has come.)
-    while (startAt !== undefined && startAt > Date.now()) await new Promise((resolve) => setTimeout(resolve, startAt - Date.now()));
+    while (startAt !== undefined && startAt > Date.now())
+      await new Promise((resolve) => setTimeout(resolve, startAt - Date.now()));
     const parameters = parseShardingItemParameters(config.shardingItemParameters);
-    const parameterOf = (item: number): string | undefined => (typeof parameters === 'string' ? undefined : parameters.get(item));
+    const parameterOf = (item: number): string | undefined =>
+      typeof parameters === 'string' ? undefined : parameters.get(item);
     const taskId = [this.ctx.jobName, items.join(','), 'READY', this.ctx.instanceId].join(INSTANCE_DELIMITER);
     const handler = this.errorHandler(config);
     const failures: unknown[] = [];
+    const started = { ...this.eventBase(source), taskId, items, startTime: new Date() };
+    let success = true;
+    if (this.state.phase === 'STOPPED' && this.state.halted !== undefined) {
+      this.ctx.logger.warn(`items [${items.join(',')}] not started: ${this.state.halted}`);
+      await this.execution
+        .registerJobCompleted(items, config)
+        .catch((error: unknown) => this.ctx.logger.warn(`could not remove running markers: ${describeError(error)}`));
+      return;
+    }
     try {
+      await this.runHooks('beforeFiring', started);
+      this.events.emit('firing-started', started);
       await Promise.all(
         items.map(async (item) => {
           const controller = new AbortController();
@@ -244,9 +362,19 @@ export class JobExecutor {
             shardingParameter: parameterOf(item),
             signal: controller.signal,
           };
+          const itemStart = { ...this.eventBase(source), taskId, shardingItem: item, startTime: new Date() };
+          this.events.emit('item-started', itemStart);
           try {
-            await this.handler(context);
+            await this.itemExecutor.execute(context);
+            this.events.emit('item-completed', { ...itemStart, completeTime: new Date(), success: true });
           } catch (error) {
+            success = false;
+            this.events.emit('item-completed', {
+              ...itemStart,
+              completeTime: new Date(),
+              success: false,
+              failureCause: error,
+            });
             try {
               await handler.handleException(this.ctx.jobName, error, context);
             } catch (handlerError) {
@@ -258,18 +386,41 @@ export class JobExecutor {
         }),
       );
     } finally {
-      await this.execution.registerJobCompleted(items, config).catch((error: unknown) =>
-        this.ctx.logger.warn(`could not remove running markers: ${error instanceof Error ? error.message : String(error)}`),
-      );
+      await this.execution
+        .registerJobCompleted(items, config)
+        .catch((error: unknown) => this.ctx.logger.warn(`could not remove running markers: ${describeError(error)}`));
       if (failoverRun) {
-        await this.failover.updateFailoverComplete(items).catch((error: unknown) =>
-          this.ctx.logger.warn(`could not remove failover markers: ${error instanceof Error ? error.message : String(error)}`),
-        );
+        await this.failover
+          .updateFailoverComplete(items)
+          .catch((error: unknown) =>
+            this.ctx.logger.warn(`could not remove failover markers: ${describeError(error)}`),
+          );
       }
+      const completed = { ...started, completeTime: new Date(), success };
+      this.events.emit('firing-completed', completed);
+      await this.runHooks('afterFiring', completed);
     }
     if (failures.length > 0) {
       // THROW (or a custom handler that threw): the firing fails; it is logged by fire(), the app goes on.
       throw failures.length === 1 ? failures[0] : new AggregateError(failures, `${failures.length} items failed`);
+    }
+  }
+
+  private eventBase(source: FiringSource): { jobName: string; instanceId: string; source: FiringSource } {
+    return { jobName: this.ctx.jobName, instanceId: this.ctx.instanceId, source };
+  }
+
+  /** Awaits each hook in turn; one that throws is logged and the firing goes on. */
+  private async runHooks<K extends keyof FiringHooks>(
+    name: K,
+    firing: Parameters<NonNullable<FiringHooks[K]>>[0],
+  ): Promise<void> {
+    for (const hooks of [...this.hooks]) {
+      try {
+        await (hooks[name] as ((firing: unknown) => Promise<void> | void) | undefined)?.call(hooks, firing);
+      } catch (error) {
+        this.ctx.logger.warn(`${name} hook failed: ${describeError(error)}`);
+      }
     }
   }
 

@@ -5,7 +5,8 @@ import type { ServerService } from '../server/server.service.js';
 import { everyItem, serverIpOfInstance } from '../paths.js';
 
 /**
- * Failover (ElasticJob's FailoverService, docs/reference/elasticjob.md §5.6): when an instance dies while running items, every peer flags
+ * Failover (ElasticJob's FailoverService, docs/reference/elasticjob.md §5.6): when an instance dies while running
+ * items, every peer flags
  * exactly those items under `leader/failover/items`; an idle peer claims one item at a time under the latch
  * `leader/failover/latch` (writing `sharding/{i}/failover`, ephemeral, and `sharding/{i}/failovering`,
  * persistent, both with its id) and runs it at once. The owner's later firings skip items taken over; completion
@@ -21,7 +22,7 @@ export class FailoverService {
   /** Flag an item a crashed instance was running, unless someone already took it over. */
   async setCrashedFailoverFlag(item: number): Promise<void> {
     const { storage, paths } = this.ctx;
-    if (storage.has(paths.failover(item))) return;
+    if (storage.cached.has(paths.failover(item))) return;
     await storage.createIfNeeded(paths.failoverItem(item));
     await storage.remove(paths.running(item));
   }
@@ -35,7 +36,7 @@ export class FailoverService {
   }
 
   needFailover(): boolean {
-    return this.ctx.storage.children(this.ctx.paths.failoverItems).length > 0;
+    return this.ctx.storage.cached.children(this.ctx.paths.failoverItems).length > 0;
   }
 
   /** Items a crashed instance was running: assigned to it, with a `running` marker it wrote. */
@@ -44,7 +45,8 @@ export class FailoverService {
     if (!this.servers.isEnableServer(serverIpOfInstance(instanceId))) return [];
     const items: number[] = [];
     for (let item = 0; item < total; item++) {
-      if (storage.get(paths.shardingInstance(item)) === instanceId && storage.has(paths.running(item))) items.push(item);
+      if (storage.cached.get(paths.shardingInstance(item)) === instanceId && storage.cached.has(paths.running(item)))
+        items.push(item);
     }
     return items;
   }
@@ -53,7 +55,7 @@ export class FailoverService {
   getFailoveringItems(instanceId: string, total: number): number[] {
     const items: number[] = [];
     for (let item = 0; item < total; item++) {
-      if (this.ctx.storage.get(this.ctx.paths.failovering(item)) === instanceId) items.push(item);
+      if (this.ctx.storage.cached.get(this.ctx.paths.failovering(item)) === instanceId) items.push(item);
     }
     return items;
   }
@@ -62,7 +64,7 @@ export class FailoverService {
   getLocalFailoverItems(total: number): number[] {
     const items: number[] = [];
     for (let item = 0; item < total; item++) {
-      if (this.ctx.storage.get(this.ctx.paths.failover(item)) === this.ctx.instanceId) items.push(item);
+      if (this.ctx.storage.cached.get(this.ctx.paths.failover(item)) === this.ctx.instanceId) items.push(item);
     }
     return items;
   }
@@ -70,7 +72,7 @@ export class FailoverService {
   /** My items that someone else has taken over: my firings skip them. */
   getLocalTakeOffItems(items: readonly number[]): number[] {
     return items.filter((item) => {
-      const taker = this.ctx.storage.get(this.ctx.paths.failover(item));
+      const taker = this.ctx.storage.cached.get(this.ctx.paths.failover(item));
       return taker !== undefined && taker !== this.ctx.instanceId;
     });
   }
@@ -85,27 +87,31 @@ export class FailoverService {
     let claimed: number | undefined;
     await storage.executeInLeader(paths.failoverLatch, waitTimeoutMs, async () => {
       // Re-check with fresh reads: another instance may have claimed while we waited for the latch.
-      const waiting = ((await storage.registry.getChildren(paths.failoverItems)) ?? []).filter((n) => /^\d+$/.test(n));
+      const waiting = ((await storage.direct.children(paths.failoverItems)) ?? []).filter((n) => /^\d+$/.test(n));
       if (waiting.length === 0 || !isIdle()) return;
       const name = waiting.sort((a, b) => (a < b ? 1 : a > b ? -1 : 0))[0]!;
       const item = Number(name);
       await storage.transaction([
         storage.createOp(paths.failover(item), instanceId, 'EPHEMERAL'),
-        ...(storage.has(paths.failovering(item)) ? [{ op: 'remove' as const, path: paths.failovering(item) }] : []),
+        ...(storage.cached.has(paths.failovering(item))
+          ? [{ op: 'remove' as const, path: paths.failovering(item) }]
+          : []),
         storage.createOp(paths.failovering(item), instanceId, 'PERSISTENT'),
         { op: 'remove', path: paths.failoverItem(item) },
       ]);
       claimed = item;
       this.ctx.logger.log(`took over item ${item} of a crashed instance`);
     });
-    await storage.settled();
+    await storage.cached.settled();
     return claimed;
   }
 
   /** After running failover items: remove their `failover` and `failovering` nodes. */
   async updateFailoverComplete(items: readonly number[]): Promise<void> {
     const { storage, paths } = this.ctx;
-    await Promise.all(items.flatMap((item) => [storage.remove(paths.failover(item)), storage.remove(paths.failovering(item))]));
+    await Promise.all(
+      items.flatMap((item) => [storage.remove(paths.failover(item)), storage.remove(paths.failovering(item))]),
+    );
   }
 
   /** `failover` switched off in the config: remove every `sharding/{i}/failover` (not `failovering`), as ElasticJob. */
@@ -121,10 +127,12 @@ export class FailoverService {
     const { storage, paths } = this.ctx;
     const available = this.instances.getAvailableJobInstances();
     if (available.length !== 1 || available[0]!.jobInstanceId !== this.ctx.instanceId) return;
-    await storage.readUnread(Array.from({ length: config.shardingTotalCount }, (_, item) => paths.running(item)));
+    await storage.cached.readUnread(
+      Array.from({ length: config.shardingTotalCount }, (_, item) => paths.running(item)),
+    );
     const gone = (owner: string | undefined): boolean => owner !== undefined && !this.instances.isInstanceOnline(owner);
     for (let item = 0; item < config.shardingTotalCount; item++) {
-      if (gone(storage.get(paths.failovering(item))) || gone(storage.get(paths.running(item)))) {
+      if (gone(storage.cached.get(paths.failovering(item))) || gone(storage.cached.get(paths.running(item)))) {
         await this.setCrashedFailoverFlagDirectly(item);
       }
     }
@@ -135,12 +143,17 @@ export class FailoverService {
     const failovering = this.getFailoveringItems(crashedId, config.shardingTotalCount);
     if (failovering.length > 0) {
       for (const item of failovering) await this.setCrashedFailoverFlagDirectly(item);
-      this.ctx.logger.log(`instance ${crashedId} died while running taken-over items [${failovering.join(',')}]: flagged for failover`);
+      this.ctx.logger.log(
+        `instance ${crashedId} died while running taken-over items [${failovering.join(',')}]: flagged for failover`,
+      );
       return true;
     }
     const crashed = this.getCrashedShardingItems(crashedId, config.shardingTotalCount);
     for (const item of crashed) await this.setCrashedFailoverFlag(item);
-    if (crashed.length > 0) this.ctx.logger.log(`instance ${crashedId} died while running items [${crashed.join(',')}]: flagged for failover`);
+    if (crashed.length > 0)
+      this.ctx.logger.log(
+        `instance ${crashedId} died while running items [${crashed.join(',')}]: flagged for failover`,
+      );
     return crashed.length > 0;
   }
 }

@@ -6,7 +6,9 @@ import type { ServerService } from '../server/server.service.js';
 
 /** `instances/{ip}@-@{pid}`, ephemeral (ElasticJob's InstanceService). */
 export class InstanceService {
-  /** The session our instance node was last created on (16 hex digits): only that session can see it deleted by hand. */
+  /**
+   * The session our instance node was last created on (16 hex digits): only that session can see it deleted by hand.
+   */
   private createdOnSession: string | undefined;
 
   constructor(
@@ -20,10 +22,10 @@ export class InstanceService {
   }
 
   async persistOnline(): Promise<void> {
-    const session = this.ctx.registry.getSessionId();
+    const session = this.ctx.connection.getSessionId();
     await this.ctx.storage.persistEphemeral(this.ctx.paths.instance(this.ctx.instanceId), this.localInstanceValue());
     // An answer on another session than the request's is not one (the registry fails requests on session loss).
-    if (session === this.ctx.registry.getSessionId()) this.createdOnSession = session;
+    if (session === this.ctx.connection.getSessionId()) this.createdOnSession = session;
   }
 
   /**
@@ -32,11 +34,12 @@ export class InstanceService {
    * belonged to an earlier session, whose expiry removed it (re-registration puts it back).
    */
   async checkOwnNodeDeleted(): Promise<'deleted' | 'present' | 'session-changed'> {
-    const session = this.ctx.registry.getSessionId();
-    if (session === undefined || session !== this.createdOnSession || !this.ctx.registry.isConnected()) return 'session-changed';
-    const stat = await this.ctx.registry.exists(this.ctx.paths.instance(this.ctx.instanceId));
+    const session = this.ctx.connection.getSessionId();
+    if (session === undefined || session !== this.createdOnSession || !this.ctx.connection.isConnected())
+      return 'session-changed';
+    const stat = await this.ctx.storage.direct.exists(this.ctx.paths.instance(this.ctx.instanceId));
     if (stat !== undefined) return 'present';
-    return this.ctx.registry.getSessionId() === session ? 'deleted' : 'session-changed';
+    return this.ctx.connection.getSessionId() === session ? 'deleted' : 'session-changed';
   }
 
   async removeInstance(): Promise<void> {
@@ -44,18 +47,18 @@ export class InstanceService {
   }
 
   isLocalInstanceOnline(): boolean {
-    return this.ctx.storage.has(this.ctx.paths.instance(this.ctx.instanceId));
+    return this.ctx.storage.cached.has(this.ctx.paths.instance(this.ctx.instanceId));
   }
 
   isInstanceOnline(instanceId: string): boolean {
-    return this.ctx.storage.has(this.ctx.paths.instance(instanceId));
+    return this.ctx.storage.cached.has(this.ctx.paths.instance(instanceId));
   }
 
   /** Live instances whose server is ENABLED, in ElasticJob's order (descending instance id): the sharding input. */
   getAvailableJobInstances(): JobInstance[] {
     const result: JobInstance[] = [];
-    for (const id of this.ctx.storage.children(this.ctx.paths.instances)) {
-      const value = this.ctx.storage.get(this.ctx.paths.instance(id));
+    for (const id of this.ctx.storage.cached.children(this.ctx.paths.instances)) {
+      const value = this.ctx.storage.cached.get(this.ctx.paths.instance(id));
       if (value === undefined) continue;
       let serverIp = serverIpOfInstance(id);
       try {

@@ -8,6 +8,7 @@ import type { InstanceService } from '../instance/instance.service.js';
 import type { JobContext } from '../job-context.js';
 import { SERVER_DISABLED, type ServerService } from '../server/server.service.js';
 import type { ShardingService } from '../sharding/sharding.service.js';
+import { describeError } from '../../errors/elastic-job.errors.js';
 
 /**
  * How this instance reacts to changes in the job's tree: ElasticJob's listener catalogue (its ListenerManager
@@ -51,7 +52,7 @@ export class ClusterChangeReactions {
 
   start(): void {
     this.lastConfig = this.config.load();
-    this.unsubscribe ??= this.ctx.storage.listen((event) => this.dispatch(event));
+    this.unsubscribe ??= this.ctx.storage.cached.listen((event) => this.dispatch(event));
   }
 
   stop(): void {
@@ -69,20 +70,30 @@ export class ClusterChangeReactions {
     }
     const serverIp = paths.serverIpOf(event.path);
     if (serverIp === ip && event.type !== 'DELETED') {
-      if (event.data === SERVER_DISABLED && this.leader.isLeader()) this.run('abdication', () => this.leader.removeLeader());
-      else if (event.data !== SERVER_DISABLED && !this.leader.hasLeader() && canLead) this.run('leader election', () => this.leader.electLeader());
+      if (event.data === SERVER_DISABLED && this.leader.isLeader())
+        this.run('abdication', () => this.leader.removeLeader());
+      else if (event.data !== SERVER_DISABLED && !this.leader.hasLeader() && canLead)
+        this.run('leader election', () => this.leader.electLeader());
     }
-    const membershipChanged = (paths.instanceIdOf(event.path) !== undefined && event.type !== 'UPDATED') || serverIp !== undefined;
+    const membershipChanged =
+      (paths.instanceIdOf(event.path) !== undefined && event.type !== 'UPDATED') || serverIp !== undefined;
     // A new leader reshards too: the instance that left may have been seen leaving while the old leader's node
     // was still there, so nobody flagged it (ElasticJob leaves that to its 10-minute reconcile).
-    const becameLeader = event.path === paths.leaderElectionInstance && event.type === 'ADDED' && event.data === this.ctx.instanceId;
-    if ((membershipChanged || becameLeader) && !this.sharding.isStaticallySharded(this.config.load())) this.run('resharding flag', () => this.sharding.setReshardingFlag());
+    const becameLeader =
+      event.path === paths.leaderElectionInstance && event.type === 'ADDED' && event.data === this.ctx.instanceId;
+    if ((membershipChanged || becameLeader) && !this.sharding.isStaticallySharded(this.config.load()))
+      this.run('resharding flag', () => this.sharding.setReshardingFlag());
     if (event.path === paths.config && event.type !== 'DELETED') this.onConfigChanged();
     if (event.path === paths.instance(this.ctx.instanceId) && event.type === 'DELETED') {
       this.run('instance node check', () => this.hooks.onOwnInstanceDeleted());
     }
     const crashed = paths.instanceIdOf(event.path);
-    if (crashed !== undefined && crashed !== this.ctx.instanceId && event.type === 'DELETED' && this.config.load().failover) {
+    if (
+      crashed !== undefined &&
+      crashed !== this.ctx.instanceId &&
+      event.type === 'DELETED' &&
+      this.config.load().failover
+    ) {
       this.run('failover', async () => {
         if (await this.failover.onInstanceCrashed(crashed, this.config.load())) await this.hooks.onFailoverWaiting();
       });
@@ -103,7 +114,9 @@ export class ClusterChangeReactions {
     const current = this.config.load();
     this.lastConfig = current;
     if (current.shardingTotalCount !== previous.shardingTotalCount) {
-      this.ctx.logger.log(`shardingTotalCount changed ${previous.shardingTotalCount} → ${current.shardingTotalCount}: resharding`);
+      this.ctx.logger.log(
+        `shardingTotalCount changed ${previous.shardingTotalCount} → ${current.shardingTotalCount}: resharding`,
+      );
       this.run('resharding flag', () => this.sharding.setReshardingFlag());
     }
     if (previous.monitorExecution && !current.monitorExecution) {
@@ -115,12 +128,14 @@ export class ClusterChangeReactions {
       this.run('failover marker removal', () => this.failover.removeFailoverInfo(current.shardingTotalCount));
     }
     if (current.cron !== previous.cron || current.timeZone !== previous.timeZone) {
-      this.ctx.logger.log(`cron changed to '${current.cron}'${current.timeZone ? ` (${current.timeZone})` : ''}: rescheduling`);
+      this.ctx.logger.log(
+        `cron changed to '${current.cron}'${current.timeZone ? ` (${current.timeZone})` : ''}: rescheduling`,
+      );
       this.hooks.onScheduleChange(current);
     }
   }
 
   private run(what: string, action: () => Promise<void>): void {
-    void action().catch((error: unknown) => this.ctx.logger.warn(`${what} failed: ${error instanceof Error ? error.message : String(error)}`));
+    void action().catch((error: unknown) => this.ctx.logger.warn(`${what} failed: ${describeError(error)}`));
   }
 }

@@ -2,6 +2,7 @@ import type { ConfigService } from '../config/config.service.js';
 import type { LeaderService } from '../election/leader.service.js';
 import type { JobContext } from '../job-context.js';
 import type { ShardingService } from '../sharding/sharding.service.js';
+import { describeError } from '../../errors/elastic-job.errors.js';
 
 /**
  * ElasticJob's ReconcileService: every `reconcileIntervalMinutes` the leader checks that every item is assigned
@@ -27,7 +28,7 @@ export class ReconcileService {
     if (this.timer) return;
     this.lastCheck = Date.now();
     this.timer = setInterval(() => {
-      const warn = (error: unknown): void => this.ctx.logger.warn(`reconcile failed: ${error instanceof Error ? error.message : String(error)}`);
+      const warn = (error: unknown): void => this.ctx.logger.warn(`reconcile failed: ${describeError(error)}`);
       void this.checkOwnNodes().catch(warn);
       void this.check().catch(warn);
     }, this.minuteMs);
@@ -41,9 +42,13 @@ export class ReconcileService {
 
   async check(): Promise<void> {
     const config = this.config.load();
-    if (config.reconcileIntervalMinutes < 1 || Date.now() - this.lastCheck < config.reconcileIntervalMinutes * this.minuteMs) return;
+    if (
+      config.reconcileIntervalMinutes < 1 ||
+      Date.now() - this.lastCheck < config.reconcileIntervalMinutes * this.minuteMs
+    )
+      return;
     this.lastCheck = Date.now();
-    if (!this.ctx.registry.isConnected() || this.sharding.isNeedSharding() || !this.leader.isLeader()) return;
+    if (!this.ctx.connection.isConnected() || this.sharding.isNeedSharding() || !this.leader.isLeader()) return;
     if (this.sharding.isStaticallySharded(config)) return;
     const stray = this.sharding.itemsWithoutLiveOwner(config.shardingTotalCount);
     if (stray.length === 0) return;

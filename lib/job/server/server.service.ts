@@ -16,36 +16,45 @@ export class ServerService {
   constructor(private readonly ctx: JobContext) {}
 
   async persistOnline(enabled: boolean): Promise<void> {
-    await this.ctx.storage.persistFromCache(this.ctx.paths.server(this.ctx.ip), enabled ? SERVER_ENABLED : SERVER_DISABLED);
+    await this.ctx.storage.persistFromCache(
+      this.ctx.paths.server(this.ctx.ip),
+      enabled ? SERVER_ENABLED : SERVER_DISABLED,
+    );
   }
 
   isEnableServer(ip: string): boolean {
     const path = this.ctx.paths.server(ip);
-    const value = this.ctx.storage.get(path);
+    const value = this.ctx.storage.cached.get(path);
     if (value === SERVER_DISABLED) return false;
     if (value !== undefined && value !== SERVER_ENABLED && value !== '' && this.reportedValues.get(path) !== value) {
       this.reportedValues.set(path, value);
-      this.ctx.logger.warn(`/${this.ctx.registry.namespace}${path} holds '${value.slice(0, 40)}', not ENABLED or DISABLED: read as enabled, as ElasticJob reads it`);
+      this.ctx.logger.warn(
+        `${this.ctx.storage.fullPath(path)} holds '${value.slice(0, 40)}', not ENABLED or DISABLED: read as ` +
+          `enabled, as ElasticJob reads it`,
+      );
     }
     return true;
   }
 
   /** Enabled and with at least one live instance of exactly this IP. */
   isAvailableServer(ip: string): boolean {
-    return this.isEnableServer(ip) && this.ctx.storage.children(this.ctx.paths.instances).some((id) => serverIpOfInstance(id) === ip);
+    return (
+      this.isEnableServer(ip) &&
+      this.ctx.storage.cached.children(this.ctx.paths.instances).some((id) => serverIpOfInstance(id) === ip)
+    );
   }
 
   hasAvailableServers(): boolean {
-    return this.ctx.storage.children(this.ctx.paths.servers).some((ip) => this.isAvailableServer(ip));
+    return this.ctx.storage.cached.children(this.ctx.paths.servers).some((ip) => this.isAvailableServer(ip));
   }
 
   /** ElasticJob 3.0.5: delete `servers/{ip}` nodes with a value but no live instance. */
   async removeOfflineServers(): Promise<void> {
-    const online = new Set(this.ctx.storage.children(this.ctx.paths.instances).map(serverIpOfInstance));
+    const online = new Set(this.ctx.storage.cached.children(this.ctx.paths.instances).map(serverIpOfInstance));
     await Promise.all(
-      this.ctx.storage
+      this.ctx.storage.cached
         .children(this.ctx.paths.servers)
-        .filter((ip) => !online.has(ip) && (this.ctx.storage.get(this.ctx.paths.server(ip)) ?? '').trim() !== '')
+        .filter((ip) => !online.has(ip) && (this.ctx.storage.cached.get(this.ctx.paths.server(ip)) ?? '').trim() !== '')
         .map((ip) => this.ctx.storage.remove(this.ctx.paths.server(ip))),
     );
   }

@@ -2,7 +2,9 @@
  * Parses ElasticJob's `shardingItemParameters` (`"0=a,1=b"`), with its rules: entries split on ',', trimmed,
  * each exactly `int=value` (so `0=` and `0=a=b` are errors). Returns item → parameter, or an error message.
  */
-export function parseShardingItemParameters(value: string | Readonly<Record<number, string>> | undefined): Map<number, string> | string {
+export function parseShardingItemParameters(
+  value: string | Readonly<Record<number, string>> | undefined,
+): Map<number, string> | string {
   const result = new Map<number, string>();
   if (value === undefined || value === null) return result;
   if (typeof value === 'object') {

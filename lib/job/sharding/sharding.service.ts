@@ -10,9 +10,12 @@ import type { ServerService } from '../server/server.service.js';
 import type { ExecutionService } from '../execution/execution.service.js';
 import { AVG_ALLOCATION } from './strategies/sharding-strategies.js';
 
-
 /** Checks a strategy's answer: every item in [0, total) exactly once, only to given instances. */
-export function validateShardingResult(result: Map<string, number[]>, instances: readonly JobInstance[], total: number): string | undefined {
+export function validateShardingResult(
+  result: Map<string, number[]>,
+  instances: readonly JobInstance[],
+  total: number,
+): string | undefined {
   const ids = new Set(instances.map((i) => i.jobInstanceId));
   const seen = new Set<number>();
   for (const [id, items] of result) {
@@ -46,14 +49,14 @@ export class ShardingService {
   }
 
   isNeedSharding(): boolean {
-    return this.ctx.storage.has(this.ctx.paths.shardingNecessary);
+    return this.ctx.storage.cached.has(this.ctx.paths.shardingNecessary);
   }
 
   /** Items assigned to `instanceId` by the last sharding. */
   getShardingItems(instanceId: string, total: number): number[] {
     const items: number[] = [];
     for (let item = 0; item < total; item++) {
-      if (this.ctx.storage.get(this.ctx.paths.shardingInstance(item)) === instanceId) items.push(item);
+      if (this.ctx.storage.cached.get(this.ctx.paths.shardingInstance(item)) === instanceId) items.push(item);
     }
     return items;
   }
@@ -64,17 +67,16 @@ export class ShardingService {
     return this.getShardingItems(this.ctx.instanceId, total);
   }
 
-
   /** staticSharding: once items are assigned, membership changes do not move them (ElasticJob's rule). */
   isStaticallySharded(config: JobConfiguration): boolean {
-    return config.staticSharding && this.ctx.storage.children(this.ctx.paths.sharding).length > 0;
+    return config.staticSharding && this.ctx.storage.cached.children(this.ctx.paths.sharding).length > 0;
   }
 
   /** Items whose `sharding/{i}/instance` names no live instance: missing, garbage, or an instance that is gone. */
   itemsWithoutLiveOwner(total: number): number[] {
     const stray: number[] = [];
     for (let item = 0; item < total; item++) {
-      const owner = this.ctx.storage.get(this.ctx.paths.shardingInstance(item));
+      const owner = this.ctx.storage.cached.get(this.ctx.paths.shardingInstance(item));
       if (owner === undefined || !this.instances.isInstanceOnline(owner)) stray.push(item);
     }
     return stray;
@@ -85,17 +87,23 @@ export class ShardingService {
     if (!this.isNeedSharding() && !(await this.flagItemsWithoutLiveOwner(config))) return;
     if (this.instances.getAvailableJobInstances().length === 0) return;
     const deadline = Date.now() + waitTimeoutMs;
-    const shardingDone = (): boolean => !storage.has(paths.shardingNecessary) && !storage.has(paths.shardingProcessing);
+    const shardingDone = (): boolean =>
+      !storage.cached.has(paths.shardingNecessary) && !storage.cached.has(paths.shardingProcessing);
     // Followers wait for the leader, event-driven; if the leader goes away meanwhile (it crashed or was cut off),
     // they stop waiting for it and elect a new one, which shards.
     while (!(await this.leader.isLeaderUntilBlock(Math.max(0, deadline - Date.now())))) {
-      await storage.waitFor(() => shardingDone() || !this.leader.hasLeader(), Math.max(0, deadline - Date.now()));
+      await storage.cached.waitFor(
+        () => shardingDone() || !this.leader.hasLeader(),
+        Math.max(0, deadline - Date.now()),
+      );
       if (shardingDone()) {
-        await storage.settled();
+        await storage.cached.settled();
         return;
       }
       if (Date.now() >= deadline) {
-        logger.warn(`the leader has not finished sharding within ${waitTimeoutMs} ms; firing with the current assignment`);
+        logger.warn(
+          `the leader has not finished sharding within ${waitTimeoutMs} ms; firing with the current assignment`,
+        );
         return;
       }
     }
@@ -104,7 +112,7 @@ export class ShardingService {
     if (config.monitorExecution) await this.execution.readMarkerOwners(everyItem(total));
     if (config.monitorExecution && this.execution.hasLiveRunningItems(total)) {
       logger.log('waiting for running items to finish before resharding');
-      if (!(await storage.waitFor(() => !this.execution.hasLiveRunningItems(total), waitTimeoutMs))) {
+      if (!(await storage.cached.waitFor(() => !this.execution.hasLiveRunningItems(total), waitTimeoutMs))) {
         logger.warn(`items still running after ${waitTimeoutMs} ms; resharding is postponed to the next firing`);
         return;
       }
@@ -133,12 +141,15 @@ export class ShardingService {
         await this.resetShardingInfo(total);
         await storage.transactionInBatches(assign);
       }
-      logger.log(`sharded ${total} item(s) over ${instances.length} instance(s): ${[...result].map(([id, items]) => `${id}=[${items.join(',')}]`).join(' ')}`);
+      logger.log(
+        `sharded ${total} item(s) over ${instances.length} instance(s): ` +
+          `${[...result].map(([id, items]) => `${id}=[${items.join(',')}]`).join(' ')}`,
+      );
     } catch (error) {
       await storage.remove(paths.shardingProcessing).catch(() => undefined);
       throw error;
     }
-    await storage.settled();
+    await storage.cached.settled();
   }
 
   /**
@@ -149,9 +160,18 @@ export class ShardingService {
     if (!this.leader.isLeader() || this.isStaticallySharded(config)) return false;
     const stray = this.itemsWithoutLiveOwner(config.shardingTotalCount);
     if (stray.length === 0) return false;
-    const { storage, paths, registry } = this.ctx;
-    const shown = stray.slice(0, 5).map((item) => `/${registry.namespace}${paths.shardingInstance(item)} = '${(storage.get(paths.shardingInstance(item)) ?? '(none)').slice(0, 40)}'`);
-    this.ctx.logger.warn(`items [${stray.join(',')}] are assigned to no live instance (${shown.join(', ')}${stray.length > 5 ? ', ...' : ''}): resharding now`);
+    const { storage, paths } = this.ctx;
+    const shown = stray
+      .slice(0, 5)
+      .map(
+        (item) =>
+          `${storage.fullPath(paths.shardingInstance(item))} = ` +
+          `'${(storage.cached.get(paths.shardingInstance(item)) ?? '(none)').slice(0, 40)}'`,
+      );
+    this.ctx.logger.warn(
+      `items [${stray.join(',')}] are assigned to no live instance ` +
+        `(${shown.join(', ')}${stray.length > 5 ? ', ...' : ''}): resharding now`,
+    );
     await storage.createIfNeeded(paths.shardingNecessary);
     return true;
   }
@@ -160,12 +180,14 @@ export class ShardingService {
     const { storage, paths } = this.ctx;
     const ops: TransactionOp[] = [];
     for (let item = 0; item < total; item++) {
-      if (!storage.has(paths.shardingItem(item))) ops.push(storage.createOp(paths.shardingItem(item), ''));
-      else if (storage.has(paths.shardingInstance(item))) ops.push({ op: 'remove', path: paths.shardingInstance(item) });
+      if (!storage.cached.has(paths.shardingItem(item))) ops.push(storage.createOp(paths.shardingItem(item), ''));
+      else if (storage.cached.has(paths.shardingInstance(item)))
+        ops.push({ op: 'remove', path: paths.shardingInstance(item) });
     }
-    for (const name of storage.children(paths.sharding).filter((n) => /^\d+$/.test(n) && Number(n) >= total)) {
+    for (const name of storage.cached.children(paths.sharding).filter((n) => /^\d+$/.test(n) && Number(n) >= total)) {
       // Items beyond the new total: their children first, then the item node.
-      for (const child of storage.children(`${paths.sharding}/${name}`)) ops.push({ op: 'remove', path: `${paths.sharding}/${name}/${child}` });
+      for (const child of storage.cached.children(`${paths.sharding}/${name}`))
+        ops.push({ op: 'remove', path: `${paths.sharding}/${name}/${child}` });
       ops.push({ op: 'remove', path: `${paths.sharding}/${name}` });
     }
     return ops;
@@ -177,7 +199,7 @@ export class ShardingService {
       await storage.remove(paths.shardingInstance(item));
       await storage.createIfNeeded(paths.shardingItem(item));
     });
-    const extra = storage.children(paths.sharding).filter((name) => /^\d+$/.test(name) && Number(name) >= total);
+    const extra = storage.cached.children(paths.sharding).filter((name) => /^\d+$/.test(name) && Number(name) >= total);
     await mapBounded(extra, (name) => storage.removeRecursive(`${paths.sharding}/${name}`));
   }
 }

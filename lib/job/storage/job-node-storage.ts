@@ -1,28 +1,51 @@
 import type { Logger } from '@nestjs/common';
 import { CoordinationTimeoutError } from '../../errors/elastic-job.errors.js';
 import { LeaderLatch } from '../../registry/leader-latch.js';
-import type { NodeMode, TransactionOp } from '../../registry/registry.types.js';
+import type { NodeData, NodeMode, NodeStat, TransactionOp } from '../../registry/registry.types.js';
 import { TreeCache, type TreeEvent } from '../../registry/tree-cache.js';
 import { mapBounded } from '../../registry/request-limits.js';
-import { registryErrorCode, type ZookeeperRegistryCenter } from '../../registry/zookeeper-registry-center.js';
+import { registryErrorCode } from '../../errors/elastic-job.errors.js';
+import type { RegistryCenter, RegistryReads } from '../../registry/registry-center.js';
 import { descendingStringOrder } from '../../util/java-hash.js';
 import type { JobNodePath } from '../paths.js';
 
 const utf8 = (value: string): Buffer => Buffer.from(value, 'utf8');
 
 /**
- * The storage facade of one job (ElasticJob's JobNodeStorage): reads come from the job's TreeCache, writes go to
- * ZooKeeper. The coordination services talk to ZooKeeper only through here.
+ * The storage facade of one job (ElasticJob's JobNodeStorage). The coordination services reach ZooKeeper only
+ * through here, and every read names its door at the call site:
+ * - `storage.cached.*`: the job's TreeCache (no request; what the steady state runs on);
+ * - `storage.direct.*`: a request to ZooKeeper now (where the cache may lag: another session's view, a check
+ *   that must see the server's latest state).
+ * Writes go to ZooKeeper; our own creates reach the cache without a read back.
  */
 export class JobNodeStorage {
-  readonly cache: TreeCache;
+  private readonly cache: TreeCache;
+  readonly cached: CachedReads;
+  readonly direct: DirectReads;
 
   constructor(
-    readonly registry: ZookeeperRegistryCenter,
+    private readonly registry: RegistryCenter,
     readonly paths: JobNodePath,
     private readonly logger: Logger,
   ) {
     this.cache = new TreeCache(registry, paths.root, `ElasticJob:${paths.jobName}`, (path) => paths.cacheShape(path));
+    this.cached = new CachedReads(this.cache);
+    this.direct = new DirectReads(registry);
+  }
+
+  /** Starts the cache (persistent watch, then a full read) and resolves when it reflects ZooKeeper. */
+  startCache(): Promise<void> {
+    return this.cache.start();
+  }
+
+  closeCache(): void {
+    this.cache.close();
+  }
+
+  /** The node's full ZooKeeper path (namespace included), for logs an operator can act on. */
+  fullPath(path: string): string {
+    return `/${this.registry.namespace}${path}`;
   }
 
   /**
@@ -42,21 +65,205 @@ export class JobNodeStorage {
    */
   async ensureSkeleton(): Promise<void> {
     const skeleton = this.paths.skeleton();
-    const present = new Set(((await this.registry.getChildren(this.paths.root)) ?? []).map((name) => `${this.paths.root}/${name}`));
+    const present = new Set(
+      ((await this.registry.getChildren(this.paths.root)) ?? []).map((name) => `${this.paths.root}/${name}`),
+    );
     const rootExists = present.size > 0 || (await this.registry.exists(this.paths.root)) !== undefined;
     if (rootExists) present.add(this.paths.root);
     // Deeper directories exist when their top-level parent does (we create them together).
-    const missing = skeleton.filter((path) => !present.has(path) && !present.has(path.split('/').slice(0, 3).join('/')));
+    const missing = skeleton.filter(
+      (path) => !present.has(path) && !present.has(path.split('/').slice(0, 3).join('/')),
+    );
     if (missing.length === 0) return;
     try {
-      await this.registry.transaction(missing.map((path) => ({ op: 'create', path, data: Buffer.alloc(0), mode: 'PERSISTENT' })));
+      await this.registry.transaction(
+        missing.map((path) => ({ op: 'create', path, data: Buffer.alloc(0), mode: 'PERSISTENT' })),
+      );
     } catch (error) {
       if (registryErrorCode(error) !== 'NODE_EXISTS' && registryErrorCode(error) !== 'NO_NODE') throw error;
       for (const path of skeleton) await this.registry.ensurePath(path);
     }
   }
 
-  // ------------------------------------------------------------ reads (cache)
+  // ------------------------------------------------------------ writes
+
+  /** Creates (with parents) or overwrites a persistent node. */
+  async persist(path: string, value: string): Promise<void> {
+    await this.registry.persist(path, utf8(value));
+  }
+
+  /**
+   * persist(), planned from the cache: nothing when the cache already shows this value, a create (written
+   * through, no read back) when it shows no node, an overwrite otherwise; ZooKeeper disagreeing falls back to
+   * persist().
+   */
+  async persistFromCache(path: string, value: string): Promise<void> {
+    const cached = this.cache.get(path);
+    if (cached === value) return;
+    try {
+      if (cached === undefined)
+        await this.writeThrough(
+          [{ path, data: utf8(value) }],
+          this.registry.createWithParents(path, utf8(value), 'PERSISTENT'),
+        );
+      else await this.registry.setData(path, utf8(value));
+    } catch (error) {
+      const code = registryErrorCode(error);
+      if (code !== 'NODE_EXISTS' && code !== 'NO_NODE') throw error;
+      await this.persist(path, value);
+    }
+  }
+
+  /** Creates a persistent node if it is missing; leaves an existing one alone. */
+  async createIfNeeded(path: string, value = ''): Promise<void> {
+    try {
+      await this.writeThrough(
+        [{ path, data: utf8(value) }],
+        this.registry.createWithParents(path, utf8(value), 'PERSISTENT'),
+      );
+    } catch (error) {
+      if (registryErrorCode(error) !== 'NODE_EXISTS') throw error;
+    }
+  }
+
+  /**
+   * Creates an ephemeral node for our session. An existing node of ours (same session) is kept as is, so a
+   * retried create after a connection loss is harmless; a node of another session is replaced.
+   */
+  /** Creates an ephemeral node; false when it already exists (whoever owns it). */
+  async createEphemeralIfAbsent(path: string, value: string): Promise<boolean> {
+    try {
+      await this.writeThrough(
+        [{ path, data: utf8(value) }],
+        this.registry.createWithParents(path, utf8(value), 'EPHEMERAL'),
+      );
+      return true;
+    } catch (error) {
+      if (registryErrorCode(error) === 'NODE_EXISTS') return false;
+      throw error;
+    }
+  }
+
+  async persistEphemeral(path: string, value: string): Promise<void> {
+    try {
+      await this.writeThrough(
+        [{ path, data: utf8(value) }],
+        this.registry.createWithParents(path, utf8(value), 'EPHEMERAL'),
+      );
+    } catch (error) {
+      if (registryErrorCode(error) !== 'NODE_EXISTS') throw error;
+      const existing = await this.registry.getData(path);
+      if (existing && existing.stat.ephemeralOwner === this.registry.getSessionId()) {
+        if (existing.data.toString('utf8') !== value) await this.registry.setData(path, utf8(value));
+        return;
+      }
+      await this.registry.remove(path);
+      await this.registry.createWithParents(path, utf8(value), 'EPHEMERAL');
+    }
+  }
+
+  async remove(path: string): Promise<void> {
+    await this.registry.remove(path);
+  }
+
+  /**
+   * The ops cut, in order, into as many transaction() calls as ZooKeeper's request limit needs (room left in each
+   * for the check of the root that transaction() adds).
+   */
+  multiBatches(ops: readonly TransactionOp[]): TransactionOp[][] {
+    return this.registry.multiBatches(ops, [this.rootCheck()]).map((batch) => batch.slice(1));
+  }
+
+  private rootCheck(): TransactionOp {
+    return { op: 'check', path: this.paths.root };
+  }
+
+  /** Removes those of these nodes that the cache holds (nodes it does not hold are not there to remove). */
+  async removeCached(paths: readonly string[]): Promise<void> {
+    await mapBounded(
+      paths.filter((path) => this.cache.has(path)),
+      (path) => this.registry.remove(path),
+    );
+  }
+
+  /** Removes each node (missing ones are fine), a bounded number of requests at a time. */
+  async removeEach(paths: readonly string[]): Promise<void> {
+    await mapBounded(paths, (path) => this.registry.remove(path));
+  }
+
+  async removeRecursive(path: string): Promise<void> {
+    await this.registry.removeRecursive(path);
+  }
+
+  /** A multi-op, with `check(/{job})` first as ElasticJob does. It must fit one request: see transactionInBatches. */
+  async transaction(ops: TransactionOp[]): Promise<void> {
+    if (ops.length === 0) return;
+    await this.write([this.rootCheck(), ...ops]);
+  }
+
+  /**
+   * The ops in order, in as many multi requests as ZooKeeper's request limit needs (each with the root check):
+   * atomic within a request only, so callers must be able to pick up after a partial write.
+   */
+  async transactionInBatches(ops: readonly TransactionOp[]): Promise<void> {
+    for (const batch of this.registry.multiBatches(ops, [this.rootCheck()])) await this.write(batch);
+  }
+
+  /** Our own creates reach the cache without a read (see TreeCache.expectOwnCreates). */
+  private writeThrough<T>(creates: Array<{ path: string; data: Buffer }>, write: Promise<T>): Promise<T> {
+    if (creates.length > 0) this.cache.expectOwnCreates(creates, write);
+    return write;
+  }
+
+  /**
+   * Ops without transaction()'s check of the root, in as many requests as the request limit needs: for setting
+   * the job up, when the root may be missing.
+   */
+  async transactionWithoutRootCheck(ops: TransactionOp[]): Promise<void> {
+    for (const batch of this.registry.multiBatches(ops)) await this.write(batch);
+  }
+
+  private async write(ops: TransactionOp[]): Promise<void> {
+    if (ops.length === 0) return;
+    const creates = ops.flatMap((op) => (op.op === 'create' ? [{ path: op.path, data: op.data }] : []));
+    await this.writeThrough(creates, this.registry.transaction(ops));
+  }
+
+  setDataOp(path: string, value: string): TransactionOp {
+    return { op: 'setData', path, data: utf8(value) };
+  }
+
+  createOp(path: string, value: string, mode: NodeMode = 'PERSISTENT'): TransactionOp {
+    return { op: 'create', path, data: utf8(value), mode };
+  }
+
+  /**
+   * ElasticJob's executeInLeader: run `callback` while holding a Curator-compatible latch at `latchPath`,
+   * bounded by `timeoutMs` (ElasticJob waits forever, docs/reference/elasticjob.md §8). Returns false when the latch
+   * was not acquired.
+   */
+  async executeInLeader(latchPath: string, timeoutMs: number, callback: () => Promise<void>): Promise<boolean> {
+    const latch = new LeaderLatch(this.registry, latchPath, '', `ElasticJob:${this.paths.jobName}`);
+    try {
+      await latch.start(Date.now() + timeoutMs);
+      if (!(await latch.await(timeoutMs))) {
+        this.logger.warn(
+          `${new CoordinationTimeoutError(this.paths.jobName, `the latch ${latchPath}`, timeoutMs).message}; will ` +
+            `try again`,
+        );
+        return false;
+      }
+      await callback();
+      return true;
+    } finally {
+      await latch.close();
+    }
+  }
+}
+
+/** Reads from the job's TreeCache: no request, the state as the cache last heard it. */
+export class CachedReads {
+  constructor(private readonly cache: TreeCache) {}
 
   get(path: string): string | undefined {
     return this.cache.get(path);
@@ -116,153 +323,27 @@ export class JobNodeStorage {
       signal?.addEventListener('abort', onAbort, { once: true });
     });
   }
+}
 
-  // ------------------------------------------------------------ reads (direct)
+/** Reads asked of ZooKeeper now, for when the cache may lag behind. Missing nodes are undefined. */
+export class DirectReads {
+  constructor(private readonly registry: RegistryReads) {}
 
-  async getDirectly(path: string): Promise<string | undefined> {
+  async get(path: string): Promise<string | undefined> {
     return (await this.registry.getData(path))?.data.toString('utf8');
   }
 
-  // ------------------------------------------------------------ writes
-
-  /** Creates (with parents) or overwrites a persistent node. */
-  async persist(path: string, value: string): Promise<void> {
-    await this.registry.persist(path, utf8(value));
+  /** Data and stat (owner session, mtime, version). */
+  node(path: string): Promise<NodeData | undefined> {
+    return this.registry.getData(path);
   }
 
-  /**
-   * persist(), planned from the cache: nothing when the cache already shows this value, a create (written
-   * through, no read back) when it shows no node, an overwrite otherwise; ZooKeeper disagreeing falls back to
-   * persist().
-   */
-  async persistFromCache(path: string, value: string): Promise<void> {
-    const cached = this.cache.get(path);
-    if (cached === value) return;
-    try {
-      if (cached === undefined) await this.writeThrough([{ path, data: utf8(value) }], this.registry.createWithParents(path, utf8(value), 'PERSISTENT'));
-      else await this.registry.setData(path, utf8(value));
-    } catch (error) {
-      const code = registryErrorCode(error);
-      if (code !== 'NODE_EXISTS' && code !== 'NO_NODE') throw error;
-      await this.persist(path, value);
-    }
+  exists(path: string): Promise<NodeStat | undefined> {
+    return this.registry.exists(path);
   }
 
-  /** Creates a persistent node if it is missing; leaves an existing one alone. */
-  async createIfNeeded(path: string, value = ''): Promise<void> {
-    try {
-      await this.writeThrough([{ path, data: utf8(value) }], this.registry.createWithParents(path, utf8(value), 'PERSISTENT'));
-    } catch (error) {
-      if (registryErrorCode(error) !== 'NODE_EXISTS') throw error;
-    }
-  }
-
-  /**
-   * Creates an ephemeral node for our session. An existing node of ours (same session) is kept as is, so a
-   * retried create after a connection loss is harmless; a node of another session is replaced.
-   */
-  /** Creates an ephemeral node; false when it already exists (whoever owns it). */
-  async createEphemeralIfAbsent(path: string, value: string): Promise<boolean> {
-    try {
-      await this.writeThrough([{ path, data: utf8(value) }], this.registry.createWithParents(path, utf8(value), 'EPHEMERAL'));
-      return true;
-    } catch (error) {
-      if (registryErrorCode(error) === 'NODE_EXISTS') return false;
-      throw error;
-    }
-  }
-
-  async persistEphemeral(path: string, value: string): Promise<void> {
-    try {
-      await this.writeThrough([{ path, data: utf8(value) }], this.registry.createWithParents(path, utf8(value), 'EPHEMERAL'));
-    } catch (error) {
-      if (registryErrorCode(error) !== 'NODE_EXISTS') throw error;
-      const existing = await this.registry.getData(path);
-      if (existing && existing.stat.ephemeralOwner === this.registry.getSessionId()) {
-        if (existing.data.toString('utf8') !== value) await this.registry.setData(path, utf8(value));
-        return;
-      }
-      await this.registry.remove(path);
-      await this.registry.createWithParents(path, utf8(value), 'EPHEMERAL');
-    }
-  }
-
-  async remove(path: string): Promise<void> {
-    await this.registry.remove(path);
-  }
-
-  /** Removes those of these nodes that the cache holds (nodes it does not hold are not there to remove). */
-  async removeCached(paths: readonly string[]): Promise<void> {
-    await mapBounded(paths.filter((path) => this.cache.has(path)), (path) => this.registry.remove(path));
-  }
-
-  /** Removes each node (missing ones are fine), a bounded number of requests at a time. */
-  async removeEach(paths: readonly string[]): Promise<void> {
-    await mapBounded(paths, (path) => this.registry.remove(path));
-  }
-
-  async removeRecursive(path: string): Promise<void> {
-    await this.registry.removeRecursive(path);
-  }
-
-  /** A multi-op, with `check(/{job})` first as ElasticJob does. It must fit one request: see transactionInBatches. */
-  async transaction(ops: TransactionOp[]): Promise<void> {
-    if (ops.length === 0) return;
-    await this.write([{ op: 'check', path: this.paths.root }, ...ops]);
-  }
-
-  /**
-   * The ops in order, in as many multi requests as ZooKeeper's request limit needs (each with the root check):
-   * atomic within a request only, so callers must be able to pick up after a partial write.
-   */
-  async transactionInBatches(ops: readonly TransactionOp[]): Promise<void> {
-    for (const batch of this.registry.multiBatches(ops)) await this.transaction(batch);
-  }
-
-  /** Our own creates reach the cache without a read (see TreeCache.expectOwnCreates). */
-  private writeThrough<T>(creates: Array<{ path: string; data: Buffer }>, write: Promise<T>): Promise<T> {
-    if (creates.length > 0) this.cache.expectOwnCreates(creates, write);
-    return write;
-  }
-
-  /**
-   * Ops without transaction()'s check of the root, in as many requests as the request limit needs: for setting
-   * the job up, when the root may be missing.
-   */
-  async transactionWithoutRootCheck(ops: TransactionOp[]): Promise<void> {
-    for (const batch of this.registry.multiBatches(ops)) await this.write(batch);
-  }
-
-  private async write(ops: TransactionOp[]): Promise<void> {
-    if (ops.length === 0) return;
-    const creates = ops.flatMap((op) => (op.op === 'create' ? [{ path: op.path, data: op.data }] : []));
-    await this.writeThrough(creates, this.registry.transaction(ops));
-  }
-
-  setDataOp(path: string, value: string): TransactionOp {
-    return { op: 'setData', path, data: utf8(value) };
-  }
-
-  createOp(path: string, value: string, mode: NodeMode = 'PERSISTENT'): TransactionOp {
-    return { op: 'create', path, data: utf8(value), mode };
-  }
-
-  /**
-   * ElasticJob's executeInLeader: run `callback` while holding a Curator-compatible latch at `latchPath`,
-   * bounded by `timeoutMs` (ElasticJob waits forever, docs/reference/elasticjob.md §8). Returns false when the latch was not acquired.
-   */
-  async executeInLeader(latchPath: string, timeoutMs: number, callback: () => Promise<void>): Promise<boolean> {
-    const latch = new LeaderLatch(this.registry, latchPath, '', `ElasticJob:${this.paths.jobName}`);
-    try {
-      await latch.start(Date.now() + timeoutMs);
-      if (!(await latch.await(timeoutMs))) {
-        this.logger.warn(`${new CoordinationTimeoutError(this.paths.jobName, `the latch ${latchPath}`, timeoutMs).message}; will try again`);
-        return false;
-      }
-      await callback();
-      return true;
-    } finally {
-      await latch.close();
-    }
+  /** Unsorted. */
+  children(path: string): Promise<string[] | undefined> {
+    return this.registry.getChildren(path);
   }
 }

@@ -1,0 +1,89 @@
+import type { Logger } from '@nestjs/common';
+import type { FiringSource } from './firing-state.js';
+import { describeError } from '../../errors/elastic-job.errors.js';
+
+/** Common to every execution event of one job on this instance. */
+interface ExecutionEventBase {
+  jobName: string;
+  /** `{ip}@-@{pid}` */
+  instanceId: string;
+  source: FiringSource;
+}
+
+/** What each execution event carries, by name. */
+export interface ExecutionEventMap {
+  /** A firing has its items (running markers written) and starts them. */
+  'firing-started': ExecutionEventBase & { taskId: string; items: number[]; startTime: Date };
+  /** A firing did not run its items: `reason` says why. */
+  'firing-skipped': ExecutionEventBase & {
+    reason: 'not-connected' | 'items-still-running' | 'previous-firing-running';
+    items: number[];
+  };
+  'item-started': ExecutionEventBase & { taskId: string; shardingItem: number; startTime: Date };
+  'item-completed': ExecutionEventBase & {
+    taskId: string;
+    shardingItem: number;
+    startTime: Date;
+    completeTime: Date;
+    success: boolean;
+    failureCause?: unknown;
+  };
+  /** Every item of the firing is over (markers removed); `success` is false when any item failed. */
+  'firing-completed': ExecutionEventBase & {
+    taskId: string;
+    items: number[];
+    startTime: Date;
+    completeTime: Date;
+    success: boolean;
+  };
+}
+
+export type ExecutionEventName = keyof ExecutionEventMap;
+export type ExecutionListener<E extends ExecutionEventName> = (event: ExecutionEventMap[E]) => unknown;
+
+/**
+ * The execution events of one job on this instance. Emitting never delays a firing: listeners are called after
+ * the emitting code has moved on (a microtask later), each on its own; one that throws or rejects is logged and
+ * the others still hear the event.
+ */
+export class ExecutionEvents {
+  private readonly listeners = new Map<ExecutionEventName, Set<(event: never) => unknown>>();
+
+  constructor(private readonly logger: Logger) {}
+
+  /** Returns the unsubscribe call. */
+  on<E extends ExecutionEventName>(name: E, listener: ExecutionListener<E>): () => void {
+    let set = this.listeners.get(name);
+    if (!set) this.listeners.set(name, (set = new Set()));
+    set.add(listener as (event: never) => unknown);
+    return () => set.delete(listener as (event: never) => unknown);
+  }
+
+  emit<E extends ExecutionEventName>(name: E, event: ExecutionEventMap[E]): void {
+    const set = this.listeners.get(name);
+    if (!set || set.size === 0) return;
+    for (const listener of [...set]) {
+      queueMicrotask(() => {
+        try {
+          const result = (listener as ExecutionListener<E>)(event);
+          if (result instanceof Promise) result.catch((error: unknown) => this.listenerFailed(name, error));
+        } catch (error) {
+          this.listenerFailed(name, error);
+        }
+      });
+    }
+  }
+
+  private listenerFailed(name: string, error: unknown): void {
+    this.logger.warn(`a '${name}' listener failed: ${describeError(error)}`);
+  }
+}
+
+/**
+ * Called around each firing that runs items, on this instance, and awaited: the seam for ElasticJob's job
+ * listeners (`beforeJobExecuted` / `afterJobExecuted`). A hook that throws is logged; the firing goes on.
+ */
+export interface FiringHooks {
+  beforeFiring?(firing: ExecutionEventMap['firing-started']): Promise<void> | void;
+  afterFiring?(firing: ExecutionEventMap['firing-completed']): Promise<void> | void;
+}

@@ -1,0 +1,30 @@
+/**
+ * Why a firing runs: its cron instant, a manual trigger, items this instance took over from a crashed one, or
+ * the catch-up of a firing skipped while disconnected (ElasticJob's NORMAL_TRIGGER, FAILOVER, MISFIRE).
+ */
+export type FiringSource = 'CRON' | 'TRIGGER' | 'FAILOVER' | 'CATCH_UP';
+
+/** A firing queued behind the current one: a trigger that arrived meanwhile, or a failover item claimed at its end. */
+export type QueuedFiring = 'TRIGGER' | 'FAILOVER';
+
+/**
+ * The executor's state, one field (docs: README "Code map"):
+ * - IDLE: no firing runs. `missed`: a firing was skipped with no ZooKeeper misfire flag to show for it (no
+ *   connection), run as a catch-up when the connection comes back.
+ * - FIRING: one firing runs (`done` settles when it is over). `missed`: a cron instant came while it ran (an
+ *   overlap), so its misfire loop runs the items once more. `queued`: one more firing to start when it ends.
+ * - STOPPED: no firing starts again; `draining` is the firing that was running when it stopped, if any. `halted`:
+ *   why items may not even start any more (an operator's shutdown: peers may already run them).
+ */
+export type FiringState =
+  | { readonly phase: 'IDLE'; readonly missed: boolean }
+  | {
+      readonly phase: 'FIRING';
+      readonly source: FiringSource;
+      readonly done: Promise<void>;
+      readonly missed: boolean;
+      readonly queued: QueuedFiring | undefined;
+    }
+  | { readonly phase: 'STOPPED'; readonly draining: Promise<void> | undefined; readonly halted?: string };
+
+export const IDLE: FiringState = { phase: 'IDLE', missed: false };

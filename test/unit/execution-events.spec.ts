@@ -1,0 +1,55 @@
+import { Logger } from '@nestjs/common';
+import { describe, expect, it, vi } from 'vitest';
+import { ExecutionEvents, type ExecutionEventMap } from '../../lib/job/execution/execution-events.js';
+
+const started: ExecutionEventMap['item-started'] = {
+  jobName: 'job',
+  instanceId: '10.0.0.1@-@1',
+  source: 'CRON',
+  taskId: 't',
+  shardingItem: 3,
+  startTime: new Date(0),
+};
+
+describe('ExecutionEvents', () => {
+  it('calls listeners after the emitting code has moved on, never inside emit()', async () => {
+    const events = new ExecutionEvents(new Logger('test'));
+    const heard: number[] = [];
+    events.on('item-started', (event) => heard.push(event.shardingItem));
+    events.emit('item-started', started);
+    expect(heard).toEqual([]); // emit returned before any listener ran
+    await Promise.resolve();
+    expect(heard).toEqual([3]);
+  });
+
+  it('a listener that throws or rejects is logged; the others still hear the event and emit never throws', async () => {
+    const logger = new Logger('test');
+    const warn = vi.spyOn(logger, 'warn').mockImplementation(() => undefined);
+    const events = new ExecutionEvents(logger);
+    const heard: string[] = [];
+    events.on('item-started', () => {
+      throw new Error('sync failure');
+    });
+    events.on('item-started', () => Promise.reject(new Error('async failure')));
+    events.on('item-started', () => heard.push('third'));
+    expect(() => events.emit('item-started', started)).not.toThrow();
+    await new Promise((resolve) => setImmediate(resolve));
+    expect(heard).toEqual(['third']);
+    expect(warn.mock.calls.map((call) => String(call[0])).sort()).toEqual([
+      "a 'item-started' listener failed: async failure",
+      "a 'item-started' listener failed: sync failure",
+    ]);
+  });
+
+  it('unsubscribes, and hears only the events it subscribed to', async () => {
+    const events = new ExecutionEvents(new Logger('test'));
+    const heard: string[] = [];
+    const off = events.on('item-started', () => heard.push('started'));
+    events.on('firing-skipped', (event) => heard.push(`skipped ${event.reason}`));
+    events.emit('firing-skipped', { ...started, reason: 'not-connected', items: [] });
+    off();
+    events.emit('item-started', started);
+    await Promise.resolve();
+    expect(heard).toEqual(['skipped not-connected']);
+  });
+});

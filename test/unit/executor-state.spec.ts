@@ -1,0 +1,390 @@
+import { Logger } from '@nestjs/common';
+import { afterEach, beforeAll, describe, expect, it, vi } from 'vitest';
+import type { ShardedJobOptions } from '../../lib/interfaces/sharded-job-options.interface.js';
+import type { ShardingContext } from '../../lib/interfaces/sharding-context.interface.js';
+import { resolveJobConfiguration } from '../../lib/job/config/job-configuration.validator.js';
+import type { ExecutionEventMap, ExecutionEventName } from '../../lib/job/execution/execution-events.js';
+import type { FiringState } from '../../lib/job/execution/firing-state.js';
+import type { JobExecutor } from '../../lib/job/execution/job-executor.js';
+import { JobScheduler } from '../../lib/job/job-scheduler.js';
+import { FakeZookeeper, type FakeRegistryCenter } from '../support/fake-registry.js';
+
+beforeAll(() => {
+  Logger.overrideLogger(['error']);
+});
+
+const INSTANCE = '10.0.0.1@-@1';
+const EVENT_NAMES: ExecutionEventName[] = [
+  'firing-started',
+  'firing-skipped',
+  'item-started',
+  'item-completed',
+  'firing-completed',
+];
+type Recorded = { [E in ExecutionEventName]: { name: E } & ExecutionEventMap[E] }[ExecutionEventName];
+
+/** The job's handler: records each item, and waits while held (an item that takes its time). */
+class Items {
+  readonly calls: number[] = [];
+  /** The abort signal each item was given, by item (the last firing's). */
+  readonly signals = new Map<number, AbortSignal>();
+  private gate: { promise: Promise<void>; open: () => void } | undefined;
+  failing = new Set<number>();
+
+  hold(): void {
+    let open!: () => void;
+    this.gate = { promise: new Promise<void>((resolve) => (open = resolve)), open };
+  }
+
+  release(): void {
+    this.gate?.open();
+    this.gate = undefined;
+  }
+
+  readonly handler = async (context: ShardingContext): Promise<void> => {
+    this.calls.push(context.shardingItem);
+    this.signals.set(context.shardingItem, context.signal);
+    await this.gate?.promise;
+    if (this.failing.has(context.shardingItem)) throw new Error(`item ${context.shardingItem} failed`);
+  };
+}
+
+interface Job {
+  zk: FakeZookeeper;
+  registry: FakeRegistryCenter;
+  scheduler: JobScheduler;
+  items: Items;
+  events: Recorded[];
+}
+
+const started: Job[] = [];
+
+/** A registered job on the fake registry, the (fake) clock at `now`. */
+async function startJob(now: string, options: Partial<ShardedJobOptions> = {}): Promise<Job> {
+  vi.useFakeTimers({ now: new Date(now) });
+  const zk = new FakeZookeeper();
+  const registry = await zk.connect('ns');
+  const items = new Items();
+  const config = resolveJobConfiguration({ jobName: 'job', cron: '* * * * * *', shardingTotalCount: 2, ...options });
+  const scheduler = new JobScheduler(
+    { config, owner: 'Jobs.job', handler: items.handler },
+    registry,
+    { ip: '10.0.0.1', pid: 1 },
+    {
+      waitTimeoutMs: 10_000,
+      baseSleepTimeMs: 100,
+      maxSleepTimeMs: 500,
+      maxRetries: 3,
+    },
+  );
+  const events: Recorded[] = [];
+  for (const name of EVENT_NAMES)
+    scheduler.events.on(name, (event) => void events.push({ name, ...event } as Recorded));
+  const job = { zk, registry, scheduler, items, events };
+  started.push(job);
+  await scheduler.register();
+  expect(scheduler.status().health.registration).toBe('ok');
+  return job;
+}
+
+afterEach(async () => {
+  for (const job of started.splice(0)) {
+    job.items.release();
+    const shutdown = job.scheduler.shutdown(0);
+    await vi.advanceTimersByTimeAsync(10);
+    await shutdown;
+    await job.registry.close();
+  }
+  vi.useRealTimers();
+});
+
+/** The executor is the scheduler's own; its one state field is what these tests check. */
+function executorOf(job: Job): JobExecutor {
+  return (job.scheduler as unknown as { executor: JobExecutor }).executor;
+}
+
+function stateOf(job: Job): FiringState {
+  return executorOf(job).firingState;
+}
+
+/** Everything the fake registry and the firing have to do now, without moving the clock. */
+async function settle(job: Job): Promise<void> {
+  await job.zk.idle();
+  await vi.advanceTimersByTimeAsync(0);
+  await job.zk.idle();
+}
+
+const summary = (events: Recorded[]): string[] =>
+  events.map((event) => {
+    if (event.name === 'firing-skipped')
+      return `${event.name} ${event.source} ${event.reason} [${event.items.join(',')}]`;
+    if (event.name === 'item-started') return `${event.name} ${event.source} ${event.shardingItem}`;
+    if (event.name === 'item-completed') return `${event.name} ${event.source} ${event.shardingItem} ${event.success}`;
+    return `${event.name} ${event.source} [${event.items.join(',')}]`;
+  });
+
+describe('the executor state machine (JobScheduler on the fake registry, fake timers)', () => {
+  it('goes IDLE → FIRING (prepared ahead of the instant, items started on it) → IDLE', async () => {
+    const job = await startJob('2026-01-01T00:00:09.500Z', { cron: '*/10 * * * * *' });
+    job.items.hold();
+    expect(stateOf(job)).toEqual({ phase: 'IDLE', missed: false });
+    await vi.advanceTimersByTimeAsync(475); // 00:00:09.975: the firing prepares
+    expect(stateOf(job)).toMatchObject({ phase: 'FIRING', source: 'CRON', missed: false, queued: undefined });
+    expect(job.items.calls).toEqual([]);
+    await vi.advanceTimersByTimeAsync(25); // 00:00:10.000
+    expect(job.items.calls.sort()).toEqual([0, 1]);
+    expect(stateOf(job).phase).toBe('FIRING');
+    job.items.release();
+    await settle(job);
+    expect(stateOf(job)).toEqual({ phase: 'IDLE', missed: false });
+    const firingStarted = job.events.find((event) => event.name === 'firing-started');
+    expect(firingStarted?.name === 'firing-started' && firingStarted.startTime.toISOString()).toBe(
+      '2026-01-01T00:00:10.000Z',
+    );
+    expect(summary(job.events)).toEqual([
+      'firing-started CRON [0,1]',
+      'item-started CRON 0',
+      'item-started CRON 1',
+      'item-completed CRON 0 true',
+      'item-completed CRON 1 true',
+      'firing-completed CRON [0,1]',
+    ]);
+  });
+
+  it('queues exactly one firing for any number of triggers during a firing', async () => {
+    const job = await startJob('2026-01-01T00:00:00.500Z', { cron: '0 0 0 1 1 *' });
+    job.items.hold();
+    executorOf(job).trigger();
+    await settle(job);
+    expect(stateOf(job)).toMatchObject({ phase: 'FIRING', source: 'TRIGGER', queued: undefined });
+    executorOf(job).trigger();
+    executorOf(job).trigger();
+    executorOf(job).trigger();
+    expect(stateOf(job)).toMatchObject({ phase: 'FIRING', queued: 'TRIGGER' });
+    job.items.release();
+    await settle(job);
+    expect(stateOf(job)).toEqual({ phase: 'IDLE', missed: false });
+    expect(summary(job.events).filter((line) => line.startsWith('firing-started'))).toEqual([
+      'firing-started TRIGGER [0,1]',
+      'firing-started TRIGGER [0,1]',
+    ]);
+    expect(job.items.calls).toHaveLength(4);
+  });
+
+  it('a cron instant during a firing (overlap) makes its misfire loop run the items once more', async () => {
+    // monitorExecution off: no misfire flags in ZooKeeper, the executor's `missed` alone carries the overlap.
+    const job = await startJob('2026-01-01T00:00:00.500Z', { monitorExecution: false });
+    job.items.hold();
+    await vi.advanceTimersByTimeAsync(500); // 00:00:01.000: the firing runs
+    await vi.advanceTimersByTimeAsync(1_000); // 00:00:02.000: the next instant comes during it
+    expect(stateOf(job)).toMatchObject({ phase: 'FIRING', source: 'CRON', missed: true });
+    await vi.advanceTimersByTimeAsync(100);
+    job.items.release();
+    await settle(job);
+    expect(stateOf(job)).toEqual({ phase: 'IDLE', missed: false });
+    expect(summary(job.events).filter((line) => !line.startsWith('item'))).toEqual([
+      'firing-started CRON [0,1]',
+      'firing-skipped CRON previous-firing-running [0,1]',
+      'firing-completed CRON [0,1]',
+      'firing-started CATCH_UP [0,1]',
+      'firing-completed CATCH_UP [0,1]',
+    ]);
+    // Then the next instant fires as usual.
+    await vi.advanceTimersByTimeAsync(900); // 00:00:03.000
+    await settle(job);
+    expect(
+      summary(job.events)
+        .filter((line) => line.startsWith('firing-started'))
+        .at(-1),
+    ).toBe('firing-started CRON [0,1]');
+    expect(job.items.calls).toHaveLength(6);
+  });
+
+  it('with monitorExecution, the overlap is flagged in ZooKeeper (sharding/{i}/misfire) and the flags are cleared by the re-run', async () => {
+    const job = await startJob('2026-01-01T00:00:00.500Z');
+    job.items.hold();
+    await vi.advanceTimersByTimeAsync(1_500); // 00:00:02.000, during the firing of 00:00:01.000
+    await settle(job);
+    expect(job.zk.paths('/ns/job/sharding').filter((path) => path.endsWith('/misfire'))).toEqual([
+      '/ns/job/sharding/0/misfire',
+      '/ns/job/sharding/1/misfire',
+    ]);
+    job.items.release();
+    await settle(job);
+    expect(job.zk.paths('/ns/job/sharding').filter((path) => path.endsWith('/misfire'))).toEqual([]);
+    expect(summary(job.events).filter((line) => line.startsWith('firing-started'))).toEqual([
+      'firing-started CRON [0,1]',
+      'firing-started CATCH_UP [0,1]',
+    ]);
+  });
+
+  it("skips a firing while disconnected ('not-connected') and catches it up on RECONNECTED (same session)", async () => {
+    const job = await startJob('2026-01-01T00:00:09.500Z', { cron: '*/10 * * * * *' });
+    const session = job.registry.getSessionId();
+    await job.registry.disconnect();
+    await vi.advanceTimersByTimeAsync(1_000); // 00:00:10.500
+    expect(stateOf(job)).toEqual({ phase: 'IDLE', missed: true });
+    expect(summary(job.events)).toEqual(['firing-skipped CRON not-connected []']);
+    await job.registry.reconnect();
+    await settle(job);
+    expect(job.registry.getSessionId()).toBe(session);
+    expect(stateOf(job)).toEqual({ phase: 'IDLE', missed: false });
+    expect(summary(job.events).filter((line) => line.startsWith('firing'))).toEqual([
+      'firing-skipped CRON not-connected []',
+      'firing-started CATCH_UP [0,1]',
+      'firing-completed CATCH_UP [0,1]',
+    ]);
+  });
+
+  it('catches a skipped firing up after a new session too, once the instance is registered again', async () => {
+    const job = await startJob('2026-01-01T00:00:09.500Z', { cron: '*/10 * * * * *' });
+    const instanceNode = `/ns/job/instances/${INSTANCE}`;
+    await job.registry.disconnect();
+    await vi.advanceTimersByTimeAsync(1_000);
+    await job.registry.expire();
+    await settle(job);
+    expect(job.zk.get(instanceNode)?.stat.ephemeralOwner).toBe(job.registry.getSessionId());
+    expect(job.scheduler.status().health.registration).toBe('ok');
+    expect(summary(job.events).filter((line) => line.startsWith('firing'))).toEqual([
+      'firing-skipped CRON not-connected []',
+      'firing-started CATCH_UP [0,1]',
+      'firing-completed CATCH_UP [0,1]',
+    ]);
+  });
+
+  it('stop() during a firing: STOPPED, draining it, and nothing fires after', async () => {
+    const job = await startJob('2026-01-01T00:00:00.500Z');
+    job.items.hold();
+    await vi.advanceTimersByTimeAsync(500);
+    expect(stateOf(job).phase).toBe('FIRING');
+    const shutdown = job.scheduler.shutdown(5_000);
+    const draining = stateOf(job);
+    expect(draining.phase === 'STOPPED' && draining.draining).toBeInstanceOf(Promise);
+    expect(job.scheduler.status().firing).toBe(true);
+    executorOf(job).trigger();
+    executorOf(job).fire(Date.now());
+    job.items.release();
+    await settle(job);
+    await shutdown;
+    expect(stateOf(job)).toEqual({ phase: 'STOPPED', draining: undefined });
+    executorOf(job).trigger();
+    executorOf(job).fire();
+    await vi.advanceTimersByTimeAsync(5_000);
+    await settle(job);
+    expect(summary(job.events).filter((line) => line.startsWith('firing'))).toEqual([
+      'firing-started CRON [0,1]',
+      'firing-completed CRON [0,1]',
+    ]);
+    expect(job.items.calls).toHaveLength(2);
+  });
+
+  it("stop() that times out aborts the running items' signal", async () => {
+    const job = await startJob('2026-01-01T00:00:00.500Z', { cron: '0 0 0 1 1 *' });
+    job.items.hold();
+    executorOf(job).trigger();
+    await settle(job);
+    expect([...job.items.signals.keys()].sort()).toEqual([0, 1]);
+    const stopped = executorOf(job).stop(1_000);
+    await vi.advanceTimersByTimeAsync(999);
+    expect([...job.items.signals.values()].some((signal) => signal.aborted)).toBe(false);
+    await vi.advanceTimersByTimeAsync(1);
+    expect(await stopped).toBe(false);
+    for (const signal of job.items.signals.values())
+      expect(signal.reason).toEqual(new Error('shutdown timeout reached'));
+  });
+
+  it('tells each event with its source, task and items', async () => {
+    const job = await startJob('2026-01-01T00:00:00.500Z', { cron: '0 0 0 1 1 *', shardingTotalCount: 3 });
+    job.items.failing.add(1);
+    expect(await job.scheduler.triggerAllInstances()).toBe(1);
+    await settle(job);
+    expect(job.zk.get(`/ns/job/trigger/${INSTANCE}`)).toBeUndefined(); // consumed
+    expect(summary(job.events)).toEqual([
+      'firing-started TRIGGER [0,1,2]',
+      'item-started TRIGGER 0',
+      'item-started TRIGGER 1',
+      'item-started TRIGGER 2',
+      'item-completed TRIGGER 0 true',
+      'item-completed TRIGGER 1 false',
+      'item-completed TRIGGER 2 true',
+      'firing-completed TRIGGER [0,1,2]',
+    ]);
+    const taskId = `job@-@0,1,2@-@READY@-@${INSTANCE}`;
+    for (const event of job.events) expect(event).toMatchObject({ jobName: 'job', instanceId: INSTANCE, taskId });
+    const failed = job.events.find((event) => event.name === 'item-completed' && !event.success);
+    expect(failed?.name === 'item-completed' && failed.failureCause).toEqual(new Error('item 1 failed'));
+    expect(job.events.at(-1)).toMatchObject({ name: 'firing-completed', success: false });
+  });
+
+  it('a listener that throws or rejects does not break the firing, and the others still hear it', async () => {
+    const job = await startJob('2026-01-01T00:00:00.500Z', { cron: '0 0 0 1 1 *' });
+    job.scheduler.events.on('firing-started', () => {
+      throw new Error('listener bug');
+    });
+    job.scheduler.events.on('item-started', () => Promise.reject(new Error('async listener bug')));
+    executorOf(job).trigger();
+    await settle(job);
+    expect(job.items.calls.sort()).toEqual([0, 1]);
+    expect(stateOf(job)).toEqual({ phase: 'IDLE', missed: false });
+    expect(summary(job.events).filter((line) => line.startsWith('firing'))).toEqual([
+      'firing-started TRIGGER [0,1]',
+      'firing-completed TRIGGER [0,1]',
+    ]);
+  });
+
+  it('awaits the firing hooks: items start after beforeFiring, the firing ends after afterFiring', async () => {
+    const job = await startJob('2026-01-01T00:00:00.500Z', { cron: '0 0 0 1 1 *' });
+    const order: string[] = [];
+    let openBefore!: () => void;
+    let openAfter!: () => void;
+    const before = new Promise<void>((resolve) => (openBefore = resolve));
+    const after = new Promise<void>((resolve) => (openAfter = resolve));
+    job.scheduler.addFiringHooks({
+      beforeFiring: async (firing) => {
+        order.push(`before ${firing.source} [${firing.items.join(',')}]`);
+        await before;
+      },
+      afterFiring: async (firing) => {
+        order.push(`after ${firing.success}`);
+        await after;
+      },
+    });
+    // A hook that throws is logged; the firing goes on.
+    job.scheduler.addFiringHooks({
+      beforeFiring: () => {
+        throw new Error('hook bug');
+      },
+    });
+    executorOf(job).trigger();
+    await settle(job);
+    await vi.advanceTimersByTimeAsync(1_000);
+    expect(order).toEqual(['before TRIGGER [0,1]']);
+    expect(job.items.calls).toEqual([]);
+    openBefore();
+    await settle(job);
+    expect(job.items.calls.sort()).toEqual([0, 1]);
+    expect(order).toEqual(['before TRIGGER [0,1]', 'after true']);
+    expect(stateOf(job).phase).toBe('FIRING');
+    openAfter();
+    await settle(job);
+    expect(stateOf(job)).toEqual({ phase: 'IDLE', missed: false });
+  });
+});
+
+describe("an operator's shutdown (halt) while a firing is prepared but its items have not started", () => {
+  it('starts none of them, removes their running markers, and stays STOPPED with the reason', async () => {
+    const job = await startJob('2026-01-01T00:00:09.500Z', { cron: '*/10 * * * * *' });
+    await vi.advanceTimersByTimeAsync(475); // 00:00:09.975: markers written, items wait for the instant
+    expect(stateOf(job)).toMatchObject({ phase: 'FIRING' });
+    expect(await job.registry.exists('/job/sharding/0/running')).toBeDefined();
+    const drained = executorOf(job).halt('shut down by an operator', 1_000);
+    await vi.advanceTimersByTimeAsync(25); // the instant passes
+    await settle(job);
+    expect(await drained).toBe(true);
+    expect(job.items.calls).toEqual([]); // peers may already run them: not started here
+    expect(await job.registry.exists('/job/sharding/0/running')).toBeUndefined();
+    expect(await job.registry.exists('/job/sharding/1/running')).toBeUndefined();
+    expect(stateOf(job)).toEqual({ phase: 'STOPPED', draining: undefined, halted: 'shut down by an operator' });
+    expect(summary(job.events).filter((event) => event.startsWith('item-'))).toEqual([]);
+  });
+});
