@@ -229,7 +229,10 @@ export class JobScheduler {
       this.ctx.connection.onNewSession(() => this.reRegister()),
       this.ctx.connection.onStateChange((change) => {
         // Another instance may take our items over once the session is gone: tell the handlers.
-        if (change.state === 'LOST') this.executor.abortAll('ZooKeeper session lost');
+        // Registered: nothing starts until re-registered on the new session (our cache may show items that peers
+        // take over meanwhile). Still registering: that registration runs on the new session.
+        if (change.state === 'LOST' && this.state === 'REGISTERED') this.executor.sessionLost();
+        else if (change.state === 'LOST') this.executor.abortAll('ZooKeeper session lost');
         // Same session: go on at once. A new session: after re-registration (see tryReRegistration).
         if (change.state === 'RECONNECTED' && !change.newSession && this.state === 'REGISTERED')
           this.executor.catchUpAfterReconnect();
@@ -325,8 +328,8 @@ export class JobScheduler {
       `re-registered on the new session (server ${SERVER_ENABLED.toLowerCase()}: ` +
         `${this.servers.isEnableServer(this.ctx.ip)})`,
     );
-    // Then the firing skipped while the session was gone, if any.
-    this.executor.catchUpAfterReconnect();
+    // Items may start again, beginning with the firing skipped while the session was gone, if any.
+    this.executor.rejoined();
     return true;
   }
 

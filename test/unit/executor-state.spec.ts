@@ -60,16 +60,20 @@ interface Job {
 const started: Job[] = [];
 
 /** A registered job on the fake registry, the (fake) clock at `now`. */
-async function startJob(now: string, options: Partial<ShardedJobOptions> = {}): Promise<Job> {
-  vi.useFakeTimers({ now: new Date(now) });
-  const zk = new FakeZookeeper();
+async function startJob(
+  now: string,
+  options: Partial<ShardedJobOptions> = {},
+  peer?: { zk: FakeZookeeper; pid: number },
+): Promise<Job> {
+  if (!peer) vi.useFakeTimers({ now: new Date(now) });
+  const zk = peer?.zk ?? new FakeZookeeper();
   const registry = await zk.connect('ns');
   const items = new Items();
   const config = resolveJobConfiguration({ jobName: 'job', cron: '* * * * * *', shardingTotalCount: 2, ...options });
   const scheduler = new JobScheduler(
     { config, owner: 'Jobs.job', handler: items.handler },
     registry,
-    { ip: '10.0.0.1', pid: 1 },
+    { ip: '10.0.0.1', pid: peer?.pid ?? 1 },
     {
       waitTimeoutMs: 10_000,
       baseSleepTimeMs: 100,
@@ -250,6 +254,38 @@ describe('the executor state machine (JobScheduler on the fake registry, fake ti
       'firing-started CATCH_UP [0,1]',
       'firing-completed CATCH_UP [0,1]',
     ]);
+  });
+
+  it("starts no item between a new session and its re-registration ('rejoining'): its cache may still show items a peer took over", async () => {
+    const a = await startJob('2026-01-01T00:00:00.500Z', { cron: '0 0 0 1 1 *' });
+    const b = await startJob('', { cron: '0 0 0 1 1 *' }, { zk: a.zk, pid: 2 });
+    const settleBoth = async (): Promise<void> => {
+      for (let i = 0; i < 3; i++) {
+        await settle(a);
+        await settle(b);
+      }
+    };
+    executorOf(a).trigger(); // a, the leader, shards: one item to a, the other to b
+    await settleBoth();
+    expect(a.items.calls).toHaveLength(1);
+    const mine = a.items.calls[0]!;
+    expect(a.zk.get(`/ns/job/sharding/${mine}/instance`)?.data).toBe(INSTANCE);
+    // a's session ends while a is cut off; b leads, reshards to itself and runs both items.
+    await a.registry.expire({ reconnect: false });
+    await settleBoth();
+    executorOf(b).trigger();
+    await settleBoth();
+    expect(a.zk.get(`/ns/job/sharding/${mine}/instance`)?.data).toBe('10.0.0.1@-@2');
+    expect(b.items.calls.sort()).toEqual([0, 1]);
+    // a connects with a new session; a firing comes before its re-registration has run.
+    a.registry.onStateChange((change) => {
+      if (change.state === 'RECONNECTED' && change.newSession) executorOf(a).trigger();
+    });
+    await a.registry.reconnect();
+    await settleBoth();
+    expect(a.items.calls).toEqual([mine]); // not its old item again from its stale view: b owns it now
+    expect(summary(a.events)).toContain('firing-skipped TRIGGER rejoining []');
+    expect(a.scheduler.status().health.registration).toBe('ok');
   });
 
   it('stop() during a firing: STOPPED, draining it, and nothing fires after', async () => {

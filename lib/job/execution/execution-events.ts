@@ -16,7 +16,8 @@ export interface ExecutionEventMap {
   'firing-started': ExecutionEventBase & { taskId: string; items: number[]; startTime: Date };
   /** A firing did not run its items: `reason` says why. */
   'firing-skipped': ExecutionEventBase & {
-    reason: 'not-connected' | 'items-still-running' | 'previous-firing-running';
+    /** `rejoining`: connected with a new session, not registered on it yet (caught up once it is). */
+    reason: 'not-connected' | 'rejoining' | 'items-still-running' | 'previous-firing-running';
     items: number[];
   };
   'item-started': ExecutionEventBase & { taskId: string; shardingItem: number; startTime: Date };

@@ -34,6 +34,13 @@ export class JobExecutor {
   /** Controllers of the items running now: aborted on session loss or shutdown timeout. */
   private readonly running = new Map<number, AbortController>();
   private state: FiringState = IDLE;
+  /**
+   * Set when the session is lost, cleared once this instance has re-registered on the new one (rejoined()).
+   * Beside `state`, not in it: a firing may be running when the session goes. Until then no item starts, as
+   * ElasticJob pauses its jobs on LOST and resumes them after re-registering (RegistryCenterConnectionStateListener
+   * in ElasticJob's source): the cache may still show as ours items a peer took over when our instance node went.
+   */
+  private rejoining = false;
   private readonly hooks = new Set<FiringHooks>();
   readonly events: ExecutionEvents;
 
@@ -99,6 +106,18 @@ export class JobExecutor {
     this.setMissed(false);
     this.ctx.logger.log('connected again: running the firing skipped while disconnected');
     this.start('CATCH_UP');
+  }
+
+  /** The session is lost: running items' signals abort, and no item starts until rejoined(). */
+  sessionLost(): void {
+    this.rejoining = true;
+    this.abortAll('ZooKeeper session lost');
+  }
+
+  /** Re-registered on a new session: items start again, beginning with the firing skipped meanwhile. */
+  rejoined(): void {
+    this.rejoining = false;
+    this.catchUpAfterReconnect();
   }
 
   /** A manual trigger (`trigger/{instanceId}`): fire now, or once after the current firing. */
@@ -226,6 +245,12 @@ export class JobExecutor {
       this.events.emit('firing-skipped', { ...this.eventBase(source), reason: 'not-connected', items: [] });
       return;
     }
+    if (this.rejoining) {
+      this.setMissed(true);
+      this.ctx.logger.warn('connected with a new session, not registered on it yet: firing skipped (misfire)');
+      this.events.emit('firing-skipped', { ...this.eventBase(source), reason: 'rejoining', items: [] });
+      return;
+    }
     let config = this.config.load();
     await this.checkClockDifference(config);
     if (config.monitorExecution) await this.execution.removeStaleOwnMarkers(config.shardingTotalCount);
@@ -254,7 +279,13 @@ export class JobExecutor {
     }
     await this.execute(items, config, source, false, scheduledAt);
     // ElasticJob: while misfire && !needSharding && misfired items → clear and run again.
-    while (!this.stopped && config.misfire && !this.sharding.isNeedSharding() && this.ctx.connection.isConnected()) {
+    while (
+      !this.stopped &&
+      config.misfire &&
+      !this.sharding.isNeedSharding() &&
+      this.ctx.connection.isConnected() &&
+      !this.rejoining
+    ) {
       config = this.config.load();
       const current = this.localItems(config);
       const misfired = config.monitorExecution ? this.execution.getMisfiredItems(current) : [];
@@ -339,8 +370,10 @@ export class JobExecutor {
     const failures: unknown[] = [];
     const started = { ...this.eventBase(source), taskId, items, startTime: new Date() };
     let success = true;
-    if (this.state.phase === 'STOPPED' && this.state.halted !== undefined) {
-      this.ctx.logger.warn(`items [${items.join(',')}] not started: ${this.state.halted}`);
+    const refusal = this.mayStartItems();
+    if (refusal !== undefined) {
+      if (this.state.phase !== 'STOPPED') this.setMissed(true);
+      this.ctx.logger.warn(`items [${items.join(',')}] not started: ${refusal}`);
       await this.execution
         .registerJobCompleted(items, config)
         .catch((error: unknown) => this.ctx.logger.warn(`could not remove running markers: ${describeError(error)}`));
@@ -404,6 +437,17 @@ export class JobExecutor {
       // THROW (or a custom handler that threw): the firing fails; it is logged by fire(), the app goes on.
       throw failures.length === 1 ? failures[0] : new AggregateError(failures, `${failures.length} items failed`);
     }
+  }
+
+  /**
+   * Undefined when the firing may start its items now; otherwise why not: an operator's shutdown, or a session
+   * lost since the firing read its items (a peer may own them by now; caught up after rejoining).
+   */
+  private mayStartItems(): string | undefined {
+    const state = this.state;
+    if (state.phase === 'STOPPED' && state.halted !== undefined) return state.halted;
+    if (this.rejoining) return 'the ZooKeeper session was lost since the firing read its items';
+    return undefined;
   }
 
   private eventBase(source: FiringSource): { jobName: string; instanceId: string; source: FiringSource } {
