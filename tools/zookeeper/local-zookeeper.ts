@@ -15,11 +15,16 @@ export const ZOOKEEPER_JAR = '/usr/share/java/zookeeper.jar';
 export const SLF4J_SIMPLE_JAR = '/usr/share/java/slf4j-simple.jar';
 export const CURATOR_RECIPES_JAR = '/usr/share/java/curator-recipes.jar';
 
-/** Debian packages the throwaway server (and the Curator interop test) need. */
+/**
+ * Debian packages the throwaway server and the Java interop tests need: Curator (leader latch), Quartz and SnakeYAML
+ * (how a Java ElasticJob instance reads the config node's cron and YAML). Same list as .ci/run.
+ */
 export const DEBIAN_PACKAGES = [
   'libzookeeper-java',
   'libslf4j-java',
   'libcurator-recipes-java',
+  'libquartz2-java',
+  'libyaml-snake-java',
   'openjdk-17-jdk-headless',
 ];
 

@@ -1,0 +1,135 @@
+import { spawnSync } from 'node:child_process';
+import { beforeAll, describe, expect, it } from 'vitest';
+import type { ShardedJobOptions } from '../../lib/interfaces/sharded-job-options.interface.js';
+import { resolveJobConfiguration } from '../../lib/job/config/job-configuration.validator.js';
+import { fromConfigYaml, toConfigYaml } from '../../lib/job/config/job-configuration.yaml.js';
+
+/** Debian libyaml-snake-java and libquartz2-java: what a Java ElasticJob instance reads its config node with. */
+const CLASSPATH = '/usr/share/java/snakeyaml.jar:/usr/share/java/quartz2.jar';
+
+type JavaReading = { fields: Record<string, unknown>; writtenBack: string } | { error: string };
+
+/** Each document read, checked and written back by ElasticJobConfigPeer (one JVM for all). */
+function javaReads(documents: readonly string[]): JavaReading[] {
+  const run = spawnSync('java', ['-cp', CLASSPATH, 'test/java/ElasticJobConfigPeer.java'], {
+    input: documents.map((document) => `${document.trimEnd()}\n#end\n`).join(''),
+    encoding: 'utf8',
+    timeout: 60_000,
+  });
+  if (run.status !== 0) throw new Error(`ElasticJobConfigPeer failed: ${run.stderr}`);
+  return run.stdout
+    .trim()
+    .split('\n')
+    .map((line) => {
+      if (!line.startsWith('OK ')) return { error: line };
+      const written = line.lastIndexOf(' ');
+      return {
+        fields: JSON.parse(line.slice('OK '.length, written)) as Record<string, unknown>,
+        writtenBack: Buffer.from(line.slice(written + 1), 'base64').toString('utf8'),
+      };
+    });
+}
+
+const stored = (options: ShardedJobOptions): string => toConfigYaml(resolveJobConfiguration(options));
+
+describe('the config node as Java ElasticJob reads and writes it (SnakeYAML into its POJO, Quartz, its checks)', () => {
+  const minimal: ShardedJobOptions = { jobName: 'report', cron: '0 0 2 * * *', shardingTotalCount: 3 };
+  const everything: ShardedJobOptions = {
+    jobName: 'billing',
+    cron: '0 15 10 * * MON-FRI',
+    timeZone: 'Etc/GMT-8',
+    shardingTotalCount: 4,
+    shardingItemParameters: { 0: 'Beijing', 1: 'Shanghai', 2: 'Guangzhou', 3: 'Shenzhen' },
+    jobParameter: 'batch=500',
+    monitorExecution: false,
+    failover: true,
+    misfire: false,
+    maxTimeDiffSeconds: 5,
+    reconcileIntervalMinutes: 0,
+    jobShardingStrategyType: 'ROUND_ROBIN',
+    jobErrorHandlerType: 'IGNORE',
+    description: "nightly: 'quoted', #not a comment",
+    disabled: true,
+    overwrite: true,
+    staticSharding: true,
+  };
+  const utc: ShardedJobOptions = { ...minimal, jobName: 'utc', timeZone: 'UTC', cron: '0 0 12 L * *' };
+  let readings: JavaReading[] = [];
+  beforeAll(() => {
+    readings = javaReads([stored(minimal), stored(everything), stored(utc)]);
+  });
+
+  it('reads the defaults we write as the JobConfiguration builder gives them, every boolean explicit', () => {
+    expect(readings[0]).toEqual({
+      fields: {
+        jobName: 'report',
+        cron: '0 0 2 * * ?',
+        timeZone: null,
+        shardingTotalCount: 3,
+        shardingItemParameters: '',
+        jobParameter: '',
+        monitorExecution: true,
+        failover: false,
+        misfire: true,
+        maxTimeDiffSeconds: -1,
+        reconcileIntervalMinutes: 10,
+        jobShardingStrategyType: null, // the default, as Java writes it: absent
+        jobErrorHandlerType: null,
+        description: '',
+        disabled: false,
+        overwrite: false,
+        staticSharding: false,
+      },
+      writtenBack: expect.any(String),
+    });
+  });
+
+  it('reads every field we can set with its Java type, the cron in Quartz and the zone as a GMT offset', () => {
+    expect(readings[1]).toEqual({
+      fields: {
+        jobName: 'billing',
+        cron: '0 15 10 ? * MON,TUE,WED,THU,FRI',
+        timeZone: 'GMT+08:00',
+        shardingTotalCount: 4,
+        shardingItemParameters: '0=Beijing,1=Shanghai,2=Guangzhou,3=Shenzhen',
+        jobParameter: 'batch=500',
+        monitorExecution: false,
+        failover: true,
+        misfire: false,
+        maxTimeDiffSeconds: 5,
+        reconcileIntervalMinutes: 0,
+        jobShardingStrategyType: 'ROUND_ROBIN',
+        jobErrorHandlerType: 'IGNORE',
+        description: "nightly: 'quoted', #not a comment",
+        disabled: true,
+        overwrite: true,
+        staticSharding: true,
+      },
+      writtenBack: expect.any(String),
+    });
+    expect(readings[2]).toMatchObject({ fields: { cron: '0 0 12 L * ?', timeZone: 'GMT' } });
+  });
+
+  it('what Java writes back (SnakeYAML, nulls dropped) is adopted here as the same configuration', () => {
+    const options = [minimal, everything, utc];
+    readings.forEach((reading, i) => {
+      if (!('writtenBack' in reading)) throw new Error(`Java refused case ${i}: ${reading.error}`);
+      const ours = fromConfigYaml(stored(options[i]!));
+      expect(fromConfigYaml(reading.writtenBack)).toEqual(ours);
+      expect(ours.shardingTotalCount).toBe(options[i]!.shardingTotalCount);
+    });
+  });
+
+  it('the peer is as strict as Java: an unknown key, a bad cron, a zone Java cannot read are refused', () => {
+    const refused = javaReads([
+      `${stored(minimal)}jobClass: com.acme.ReportJob\n`, // identity lives in the job root node, never here
+      stored(minimal).replace('cron: 0 0 2 * * ?', 'cron: 0 0 2 * * *'), // cron-parser's dialect, not Quartz's
+      stored({ ...minimal, timeZone: 'Europe/Berlin' }), // the documented difference (README)
+    ]);
+    expect(refused).toEqual([
+      { error: expect.stringContaining("Unable to find property 'jobClass'") },
+      { error: expect.stringContaining('Support for specifying both a day-of-week AND a day-of-month') },
+      { error: expect.stringContaining("Invalid time zone specification 'Europe/Berlin'") },
+    ]);
+  });
+});
