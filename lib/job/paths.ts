@@ -45,11 +45,9 @@ export class JobNodePath {
       this.sharding,
       leader,
       `${leader}/election`,
-      this.leaderElectionLatch,
       `${leader}/sharding`,
       `${leader}/failover`,
       this.failoverItems,
-      this.failoverLatch,
       this.triggers,
     ];
     this.skeletonSet = new Set(this.skeletonPaths);
@@ -57,7 +55,8 @@ export class JobNodePath {
 
   /**
    * The persistent directories of a job, parents first: created in one transaction at set-up, so that later
-   * writes never walk a missing path one node at a time.
+   * writes never walk a missing path one node at a time. Not the latch directories: those are containers, made
+   * when a latch is first entered and reaped by the server once empty, as Curator (and so Java ElasticJob) does.
    */
   skeleton(): readonly string[] {
     return this.skeletonPaths;

@@ -38,6 +38,11 @@ export interface RegistryReads {
 export interface RegistryWrites {
   /** The parents must exist. Returns the created path (a sequential node's name included). */
   create(path: string, data: Buffer, mode?: NodeMode): Promise<string>;
+  /**
+   * An empty container node (the parents must exist): the server deletes it once it has had children and has
+   * none left, as Curator makes latch directories. NODE_EXISTS is an error here.
+   */
+  createContainer(path: string): Promise<void>;
   /** Creates the node and any missing parents, persistent and empty; existing nodes are left alone. */
   ensurePath(path: string): Promise<void>;
   /** Creates (with parents) or overwrites a persistent node; safe against a peer creating it concurrently. */

@@ -28,10 +28,19 @@ interface JuteRequestHeader extends JuteRecord {
   xid: number;
   type: number;
 }
+interface JuteCreateRequest extends JuteRecord {
+  path: string;
+  data: Buffer;
+  acl: unknown[];
+  flags: number;
+}
 interface Jute {
-  OP_CODES: { SET_WATCHES: number; MULTI: number; ERROR: number; PING: number };
+  OP_CODES: { SET_WATCHES: number; MULTI: number; ERROR: number; PING: number; CREATE: number };
   XID_PING: number;
-  protocol: { RequestHeader: new (xid?: number, type?: number) => JuteRequestHeader };
+  protocol: {
+    RequestHeader: new (xid?: number, type?: number) => JuteRequestHeader;
+    CreateRequest: new () => JuteCreateRequest;
+  };
   Request: new (header: JuteRequestHeader, payload: JuteRecord | null) => { toBuffer(): Buffer };
 }
 interface RawWatcherEvent {
@@ -71,6 +80,9 @@ const EVENT_TYPES: Record<number, WatchEventType> = {
 /** ZooKeeper's `addWatch` opcode (3.6+) and its PERSISTENT_RECURSIVE mode (docs/reference/zookeeper.md §2.4). */
 const ADD_WATCH = 106;
 const PERSISTENT_RECURSIVE = 1;
+/** ZooKeeper's `createContainer` opcode (3.5.3+) and CreateMode.CONTAINER's flag (docs/reference/zookeeper.md). */
+const CREATE_CONTAINER = 19;
+const CONTAINER_FLAG = 4;
 
 /** The ACL put on every node we create: the client's objects for its own requests, and the bytes for ours. */
 export interface NodeAcl {
@@ -131,13 +143,18 @@ export function assertClientShape(client: Client): void {
     ['connectionManager.onSocketData()', typeof manager?.onSocketData === 'function'],
     ['connectionManager.onSocketConnected()', typeof manager?.onSocketConnected === 'function'],
     [
-      'jute.OP_CODES (SET_WATCHES, MULTI, ERROR, PING)',
-      [jute.OP_CODES?.SET_WATCHES, jute.OP_CODES?.MULTI, jute.OP_CODES?.ERROR, jute.OP_CODES?.PING].every(
-        (code) => typeof code === 'number',
-      ),
+      'jute.OP_CODES (SET_WATCHES, MULTI, ERROR, PING, CREATE)',
+      [
+        jute.OP_CODES?.SET_WATCHES,
+        jute.OP_CODES?.MULTI,
+        jute.OP_CODES?.ERROR,
+        jute.OP_CODES?.PING,
+        jute.OP_CODES?.CREATE,
+      ].every((code) => typeof code === 'number'),
     ],
     ['jute.XID_PING', typeof jute.XID_PING === 'number'],
     ['jute.protocol.RequestHeader', typeof jute.protocol?.RequestHeader === 'function'],
+    ['jute.protocol.CreateRequest', typeof jute.protocol?.CreateRequest === 'function'],
     ['jute.Request', typeof jute.Request === 'function'],
     ['Exception.create()', typeof createClientException === 'function'],
   ].flatMap(([name, present]) => (present ? [] : [name as string]));
@@ -295,6 +312,32 @@ export class ZookeeperClientAdapter {
   /** Calls back with the created path (a sequential create's name included). */
   create(path: string, data: Buffer, mode: NodeMode, callback: ClientCallback<string>): void {
     this.client.create(path, data, this.acl.client, MODES[mode], callback);
+  }
+
+  /**
+   * A container node (ZooKeeper 3.5.3+; the server deletes it once its last child is gone), as Curator's
+   * `creatingParentContainersIfNeeded` makes latch directories. The client has no API for it: the request is the
+   * client's own CreateRequest sent with the `createContainer` opcode; once serialized its header says CREATE, so
+   * the answer (Create2Response: the path, then a stat the frame reader drops) is read as a plain create's.
+   */
+  createContainer(path: string, callback: ClientCallback<void>): void {
+    const header = new jute.protocol.RequestHeader();
+    header.type = CREATE_CONTAINER;
+    const body = new jute.protocol.CreateRequest();
+    body.path = path;
+    body.data = Buffer.alloc(0);
+    // The client's ACL objects turn themselves into jute records as its own create does (not in its typings).
+    body.acl = this.acl.client.map((acl) => (acl as unknown as { toRecord(): unknown }).toRecord());
+    body.flags = CONTAINER_FLAG;
+    const request = new jute.Request(header, body);
+    const serialize = request.toBuffer.bind(request);
+    request.toBuffer = () => {
+      header.type = CREATE_CONTAINER;
+      const bytes = serialize();
+      header.type = jute.OP_CODES.CREATE; // read back by the client when the answer arrives
+      return bytes;
+    };
+    this.manager.queue(request, (error) => callback(error));
   }
 
   mkdirp(path: string, callback: ClientCallback<string>): void {

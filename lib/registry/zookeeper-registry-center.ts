@@ -145,6 +145,10 @@ export class ZookeeperRegistryCenter implements RegistryCenter {
     return this.transport.create(path, data, mode);
   }
 
+  createContainer(path: string): Promise<void> {
+    return this.transport.createContainer(path);
+  }
+
   ensurePath(path: string): Promise<void> {
     return this.transport.mkdirs(path);
   }

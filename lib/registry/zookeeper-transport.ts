@@ -76,6 +76,11 @@ export class ZookeeperTransport {
     );
   }
 
+  /** Creates a container node (empty; the parents must exist). NODE_EXISTS is an error here. */
+  async createContainer(path: string): Promise<void> {
+    await this.send<void>((c, cb) => c.createContainer(this.paths.full(path), cb), path);
+  }
+
   /** Creates the node and any missing parents as PERSISTENT with empty data; existing nodes are left alone. */
   async mkdirs(path: string): Promise<void> {
     await this.send<string>((c, cb) => c.mkdirp(this.paths.full(path), cb), path);

@@ -78,7 +78,7 @@ describe('ElasticJobModule in one process against a real ZooKeeper', () => {
       '/quiet/servers',
       '/quiet/instances',
       '/quiet/sharding',
-      '/quiet/leader/election/latch',
+      '/quiet/leader/election',
       '/quiet/leader/failover/items',
       '/quiet/trigger',
     ]) {

@@ -102,6 +102,44 @@ describe('ZookeeperRegistryCenter on a real server', () => {
     expect(sortLatchChildren([...names].reverse())).toEqual(names);
   });
 
+  it('makes a missing latch directory a container, as Curator does: reaped by the server once empty, made again', async () => {
+    const registry = await startRegistry();
+    cleanups.push(() => registry.close());
+    await registry.ensurePath('/job/leader/election');
+    const latchDir = '/job/leader/election/latch';
+    const participant = await registry.createProtectedEphemeralSequential(
+      latchDir,
+      'latch-',
+      Buffer.alloc(0),
+      Date.now() + 5000,
+    );
+    // (A client cannot see that a node is a container: ZooKeeper shows it an ephemeralOwner of 0. Its reaping is.)
+    await expect(registry.createContainer(latchDir)).rejects.toMatchObject({ code: 'NODE_EXISTS' });
+    await registry.remove(participant);
+    // The test server looks for empty containers every second (LocalZookeeper's containerCheckIntervalMs).
+    await eventually(
+      () => registry.exists(latchDir),
+      (stat) => stat === undefined,
+      10_000,
+      'the empty container reaped',
+    );
+    expect(await registry.exists('/job/leader/election')).toBeDefined(); // a persistent parent stays
+    // Made again by the next participant, and a container again.
+    const next = await registry.createProtectedEphemeralSequential(
+      latchDir,
+      'latch-',
+      Buffer.alloc(0),
+      Date.now() + 5000,
+    );
+    await registry.remove(next);
+    await eventually(
+      () => registry.exists(latchDir),
+      (stat) => stat === undefined,
+      10_000,
+      'the container reaped again',
+    );
+  });
+
   it('goes SUSPENDED then RECONNECTED (same session) across a short cut, keeping its ephemeral nodes', async () => {
     const proxy = await proxyTo();
     const registry = await startRegistry({ serverLists: proxy.connectString });

@@ -532,6 +532,11 @@ export class FakeRegistryCenter implements RegistryCenter {
     });
   }
 
+  /** A persistent node here: the fake server never reaps containers. */
+  async createContainer(path: string): Promise<void> {
+    await this.create(path, Buffer.alloc(0), 'PERSISTENT');
+  }
+
   ensurePath(path: string): Promise<void> {
     return this.request('writes', path, () => this.mkdirs(this.paths.full(path)));
   }

@@ -93,6 +93,9 @@ describe('TreeCache on the fake registry', () => {
         .filter((path) => path !== paths.root)
         .map((path) => ({ op: 'create', path, data: text(''), mode: 'PERSISTENT' })),
     );
+    // The latch directories are containers, made when a latch is first entered.
+    await writer.createContainer(paths.leaderElectionLatch);
+    await writer.createContainer(paths.failoverLatch);
     await writer.create(paths.shardingItem(0), text(''));
     await caughtUp();
     const reads = client.stats.reads;
