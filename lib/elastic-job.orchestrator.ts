@@ -9,11 +9,12 @@ import {
 import { DEFAULT_SHUTDOWN_TIMEOUT_MS } from './elastic-job.constants.js';
 import { ElasticJobExplorer } from './elastic-job.explorer.js';
 import { ELASTIC_JOB_MODULE_OPTIONS } from './elastic-job.module-definition.js';
-import { describeError, JobConfigurationError } from './errors/elastic-job.errors.js';
+import { describeError, JobConfigurationError, RegistryError } from './errors/elastic-job.errors.js';
 import type { ElasticJobModuleOptions } from './interfaces/module-options.interface.js';
 import { JobScheduler } from './job/job-scheduler.js';
+import type { RegistryCenter } from './registry/registry-center.js';
 import { ZookeeperRegistryCenter } from './registry/zookeeper-registry-center.js';
-import { nodeNameProblem, parseServerLists, RESERVED_ROOT_NODE } from './registry/zookeeper-names.js';
+import { validateZookeeperOptions } from './registry/zookeeper-settings.js';
 import { detectLocalIp, IPV4_PATTERN } from './util/local-ip.js';
 
 /** Validates the module options; throws JobConfigurationError naming the field. */
@@ -22,42 +23,7 @@ export function validateModuleOptions(options: ElasticJobModuleOptions): void {
     throw new JobConfigurationError(undefined, field, detail);
   }
   if (!options || typeof options !== 'object') fail('options', 'ElasticJobModule.forRoot() needs an options object');
-  const zk = options.zookeeper;
-  if (!zk || typeof zk !== 'object') fail('zookeeper', 'is required: { serverLists, namespace }');
-  const servers = typeof zk.serverLists === 'string' ? parseServerLists(zk.serverLists) : 'it is not a string';
-  if (typeof servers === 'string') {
-    fail(
-      'zookeeper.serverLists',
-      `must be "host:port[,host:port...][/chroot]" with ports in 1..65535: ${servers} (got ` +
-        `${JSON.stringify(zk.serverLists)})`,
-    );
-  }
-  const namespaceProblem = typeof zk.namespace === 'string' ? nodeNameProblem(zk.namespace) : 'is not a string';
-  if (namespaceProblem)
-    fail(
-      'zookeeper.namespace',
-      `must be one ZooKeeper node name: it ${namespaceProblem} (got ${JSON.stringify(zk.namespace)})`,
-    );
-  if (zk.namespace === RESERVED_ROOT_NODE && servers.chroot === '') {
-    fail(
-      'zookeeper.namespace',
-      `'${RESERVED_ROOT_NODE}' is ZooKeeper's own subtree (quotas, cluster config): choose another namespace`,
-    );
-  }
-  for (const field of [
-    'sessionTimeoutMilliseconds',
-    'connectionTimeoutMilliseconds',
-    'baseSleepTimeMilliseconds',
-    'maxSleepTimeMilliseconds',
-  ] as const) {
-    const value = zk[field];
-    if (value !== undefined && (!Number.isInteger(value) || value <= 0))
-      fail(`zookeeper.${field}`, `must be a positive integer, got ${JSON.stringify(value)}`);
-  }
-  if (zk.maxRetries !== undefined && (!Number.isInteger(zk.maxRetries) || zk.maxRetries < 0))
-    fail('zookeeper.maxRetries', `must be an integer >= 0, got ${JSON.stringify(zk.maxRetries)}`);
-  if (zk.digest !== undefined && (typeof zk.digest !== 'string' || !/^[^:]+:.+$/.test(zk.digest)))
-    fail('zookeeper.digest', 'must be "user:password"');
+  validateZookeeperOptions(options.zookeeper);
   if (options.instance?.ip !== undefined && !IPV4_PATTERN.test(options.instance.ip))
     fail('instance.ip', `must be an IPv4 address, got ${JSON.stringify(options.instance.ip)}`);
   const timeout = options.shutdownTimeoutMilliseconds;
@@ -75,6 +41,8 @@ export class ElasticJobOrchestrator implements OnApplicationBootstrap, OnModuleD
   private readonly logger = new Logger('ElasticJob');
   private registry: ZookeeperRegistryCenter | undefined;
   private readonly schedulers = new Map<string, JobScheduler>();
+  /** The operator's own session, in an app without jobs. */
+  private operatorSession: Promise<ZookeeperRegistryCenter> | undefined;
 
   constructor(
     @Inject(ELASTIC_JOB_MODULE_OPTIONS) private readonly options: ElasticJobModuleOptions,
@@ -87,6 +55,29 @@ export class ElasticJobOrchestrator implements OnApplicationBootstrap, OnModuleD
 
   get registryCenter(): ZookeeperRegistryCenter | undefined {
     return this.registry;
+  }
+
+  /**
+   * The session the injected ElasticJobOperator uses: the jobs' session; in an app without jobs, one opened on the
+   * operator's first call (and closed with the app). Rejects with a RegistryError when ZooKeeper does not answer
+   * within the connection timeout.
+   */
+  async operatorRegistry(): Promise<RegistryCenter> {
+    if (this.registry) return this.registry;
+    validateModuleOptions(this.options);
+    this.operatorSession ??= (async () => {
+      const registry = new ZookeeperRegistryCenter(this.options.zookeeper);
+      if (await registry.start()) return registry;
+      await registry.close();
+      throw new RegistryError(
+        'CONNECTION_LOSS',
+        undefined,
+        `could not connect to ZooKeeper at ${this.options.zookeeper.serverLists} within ` +
+          `${registry.settings.connectionTimeoutMilliseconds} ms`,
+      );
+    })();
+    this.operatorSession.catch(() => (this.operatorSession = undefined));
+    return this.operatorSession;
   }
 
   async onApplicationBootstrap(): Promise<void> {
@@ -162,5 +153,8 @@ export class ElasticJobOrchestrator implements OnApplicationBootstrap, OnModuleD
   async onApplicationShutdown(): Promise<void> {
     await this.shutdownAll(0); // no-op when onModuleDestroy ran
     await this.registry?.close();
+    const operatorSession = this.operatorSession;
+    this.operatorSession = undefined;
+    await (await operatorSession?.catch(() => undefined))?.close();
   }
 }

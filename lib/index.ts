@@ -1,6 +1,18 @@
 export { ElasticJobModule } from './elastic-job.module.js';
 export { ELASTIC_JOB_MODULE_OPTIONS, type ElasticJobOptionsFactory } from './elastic-job.module-definition.js';
 export { ElasticJobRegistry } from './elastic-job.registry.js';
+export { ElasticJobOperator } from './lifecycle/elastic-job-operator.js';
+export type { JobConfigurationChanges } from './lifecycle/job-configuration.api.js';
+export type { OperatedNode } from './lifecycle/job-operate.api.js';
+export type {
+  JobBriefInfo,
+  JobBriefStatus,
+  OperationTarget,
+  ServerBriefInfo,
+  ShardingInfo,
+  ShardingItemStatus,
+} from './lifecycle/lifecycle.types.js';
+export type { JobConfiguration } from './job/config/job-configuration.js';
 export { ShardedJob } from './decorators/sharded-job.decorator.js';
 export type { ElasticJobModuleOptions, ZookeeperConfiguration } from './interfaces/module-options.interface.js';
 export type {
@@ -17,8 +29,10 @@ export { AVG_ALLOCATION, ODEVITY, ROUND_ROBIN } from './job/sharding/strategies/
 export {
   CoordinationTimeoutError,
   ElasticJobError,
+  InvalidOperationError,
   JobConfigurationError,
   JobConflictError,
   JobExecutionError,
+  JobNotFoundError,
   RegistryError,
 } from './errors/elastic-job.errors.js';

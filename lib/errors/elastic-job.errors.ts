@@ -37,6 +37,32 @@ export class JobConflictError extends ElasticJobError {
   }
 }
 
+/** An operation names a job the namespace does not hold (no `/{job}/config` node). */
+export class JobNotFoundError extends ElasticJobError {
+  constructor(
+    readonly jobName: string,
+    /** The namespace's jobs, for the message. */
+    known: readonly string[],
+  ) {
+    super(
+      `No job named '${jobName}' in this namespace (it has no config node); jobs there: ` +
+        `${known.length > 0 ? known.join(', ') : 'none'}. Check the name and the namespace.`,
+    );
+  }
+}
+
+/** An operator call's argument is wrong: which operation, which argument, and what it must be. */
+export class InvalidOperationError extends ElasticJobError {
+  constructor(
+    readonly operation: string,
+    readonly field: string,
+    /** What is wrong with the argument, without the operation and argument names. */
+    readonly detail: string,
+  ) {
+    super(`${operation}: invalid '${field}': ${detail}`);
+  }
+}
+
 /** A ZooKeeper operation failed. `code` is ZooKeeper's error name, e.g. `CONNECTION_LOSS`, `NO_NODE`. */
 export class RegistryError extends ElasticJobError {
   constructor(

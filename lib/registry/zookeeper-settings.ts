@@ -1,4 +1,6 @@
+import { JobConfigurationError } from '../errors/elastic-job.errors.js';
 import type { ZookeeperConfiguration } from '../interfaces/module-options.interface.js';
+import { nodeNameProblem, parseServerLists, RESERVED_ROOT_NODE } from './zookeeper-names.js';
 
 /** ElasticJob's `ZookeeperConfiguration` defaults (its 0 timeouts mean Curator's 60 s session and 15 s connection). */
 export const DEFAULT_ZOOKEEPER_SETTINGS = {
@@ -16,4 +18,49 @@ export type ZookeeperSettings = Required<Omit<ZookeeperConfiguration, 'digest'>>
 export function resolveZookeeperSettings(config: ZookeeperConfiguration): ZookeeperSettings {
   const given = Object.fromEntries(Object.entries(config).filter(([, value]) => value !== undefined));
   return { ...DEFAULT_ZOOKEEPER_SETTINGS, ...given } as ZookeeperSettings;
+}
+
+/**
+ * Checks the `zookeeper` options (of the module, or of a standalone operator); throws a JobConfigurationError
+ * naming the field, before any connection is made.
+ */
+export function validateZookeeperOptions(zk: ZookeeperConfiguration): void {
+  function fail(field: string, detail: string): never {
+    throw new JobConfigurationError(undefined, field, detail);
+  }
+  if (!zk || typeof zk !== 'object') fail('zookeeper', 'is required: { serverLists, namespace }');
+  const servers = typeof zk.serverLists === 'string' ? parseServerLists(zk.serverLists) : 'it is not a string';
+  if (typeof servers === 'string') {
+    fail(
+      'zookeeper.serverLists',
+      `must be "host:port[,host:port...][/chroot]" with ports in 1..65535: ${servers} (got ` +
+        `${JSON.stringify(zk.serverLists)})`,
+    );
+  }
+  const namespaceProblem = typeof zk.namespace === 'string' ? nodeNameProblem(zk.namespace) : 'is not a string';
+  if (namespaceProblem)
+    fail(
+      'zookeeper.namespace',
+      `must be one ZooKeeper node name: it ${namespaceProblem} (got ${JSON.stringify(zk.namespace)})`,
+    );
+  if (zk.namespace === RESERVED_ROOT_NODE && servers.chroot === '') {
+    fail(
+      'zookeeper.namespace',
+      `'${RESERVED_ROOT_NODE}' is ZooKeeper's own subtree (quotas, cluster config): choose another namespace`,
+    );
+  }
+  for (const field of [
+    'sessionTimeoutMilliseconds',
+    'connectionTimeoutMilliseconds',
+    'baseSleepTimeMilliseconds',
+    'maxSleepTimeMilliseconds',
+  ] as const) {
+    const value = zk[field];
+    if (value !== undefined && (!Number.isInteger(value) || value <= 0))
+      fail(`zookeeper.${field}`, `must be a positive integer, got ${JSON.stringify(value)}`);
+  }
+  if (zk.maxRetries !== undefined && (!Number.isInteger(zk.maxRetries) || zk.maxRetries < 0))
+    fail('zookeeper.maxRetries', `must be an integer >= 0, got ${JSON.stringify(zk.maxRetries)}`);
+  if (zk.digest !== undefined && (typeof zk.digest !== 'string' || !/^[^:]+:.+$/.test(zk.digest)))
+    fail('zookeeper.digest', 'must be "user:password"');
 }

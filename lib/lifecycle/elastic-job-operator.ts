@@ -1,0 +1,166 @@
+import { RegistryError } from '../errors/elastic-job.errors.js';
+import type { ZookeeperConfiguration } from '../interfaces/module-options.interface.js';
+import type { JobConfiguration } from '../job/config/job-configuration.js';
+import type { RegistryCenter } from '../registry/registry-center.js';
+import { ZookeeperRegistryCenter } from '../registry/zookeeper-registry-center.js';
+import { validateZookeeperOptions } from '../registry/zookeeper-settings.js';
+import { JobConfigurationApi, type JobConfigurationChanges } from './job-configuration.api.js';
+import { JobOperateApi, type OperatedNode } from './job-operate.api.js';
+import { JobStatisticsApi } from './job-statistics.api.js';
+import type { JobBriefInfo, OperationTarget, ServerBriefInfo, ShardingInfo } from './lifecycle.types.js';
+import { ServerStatisticsApi } from './server-statistics.api.js';
+import { ShardingOperateApi } from './sharding-operate.api.js';
+import { ShardingStatisticsApi } from './sharding-statistics.api.js';
+
+/** ElasticJob's six lifecycle APIs over one registry center. */
+interface Apis {
+  jobStatistics: JobStatisticsApi;
+  serverStatistics: ServerStatisticsApi;
+  shardingStatistics: ShardingStatisticsApi;
+  jobOperate: JobOperateApi;
+  shardingOperate: ShardingOperateApi;
+  jobConfiguration: JobConfigurationApi;
+}
+
+/**
+ * Operates a namespace's jobs, running or not, from any Node program or Nest app: ElasticJob's lifecycle API
+ * (docs/reference/elasticjob.md §6) in one object, writing the same znodes, so that ElasticJob's Java tools and
+ * this one steer the same clusters. Every read goes to ZooKeeper (no cache).
+ *
+ * - In a Nest app that imports ElasticJobModule: inject it; it shares the app's session (and opens one for an
+ *   app without jobs).
+ * - Anywhere else: `await ElasticJobOperator.connect({ serverLists, namespace })`, then `close()`.
+ *
+ * Reads of one job resolve undefined (or empty) when it does not exist; operations on a job that does not exist
+ * reject with a JobNotFoundError, bad arguments with an InvalidOperationError, ZooKeeper trouble with a
+ * RegistryError. @publicApi
+ */
+export class ElasticJobOperator {
+  private apis: Promise<Apis> | undefined;
+
+  private constructor(
+    private readonly registry: () => Promise<RegistryCenter>,
+    private readonly release: () => Promise<void> = async () => undefined,
+  ) {}
+
+  /** Over a registry center that stays its owner's: close() leaves it open. */
+  static over(registry: RegistryCenter | (() => Promise<RegistryCenter>)): ElasticJobOperator {
+    return new ElasticJobOperator(typeof registry === 'function' ? registry : async () => registry);
+  }
+
+  /**
+   * With a session of its own (the module's `zookeeper` options). Rejects with a RegistryError (`CONNECTION_LOSS`)
+   * when ZooKeeper does not answer within the connection timeout, a JobConfigurationError for bad options.
+   */
+  static async connect(zookeeper: ZookeeperConfiguration): Promise<ElasticJobOperator> {
+    validateZookeeperOptions(zookeeper);
+    const registry = new ZookeeperRegistryCenter(zookeeper);
+    if (!(await registry.start())) {
+      await registry.close();
+      throw new RegistryError(
+        'CONNECTION_LOSS',
+        undefined,
+        `could not connect to ZooKeeper at ${zookeeper.serverLists} within ` +
+          `${registry.settings.connectionTimeoutMilliseconds} ms: check serverLists and that ZooKeeper runs`,
+      );
+    }
+    return new ElasticJobOperator(
+      async () => registry,
+      () => registry.close(),
+    );
+  }
+
+  /** Closes the session when it is this operator's own. */
+  close(): Promise<void> {
+    return this.release();
+  }
+
+  // ---------------------------------------------------------------- statistics
+
+  /** Every job of the namespace, by name (ElasticJob's getAllJobsBriefInfo). */
+  async getAllJobsBriefInfo(): Promise<JobBriefInfo[]> {
+    return (await this.api()).jobStatistics.getAllJobsBriefInfo();
+  }
+
+  async getJobBriefInfo(jobName: string): Promise<JobBriefInfo | undefined> {
+    return (await this.api()).jobStatistics.getJobBriefInfo(jobName);
+  }
+
+  /** The jobs one server takes part in, with its status and instances there. */
+  async getJobsBriefInfo(serverIp: string): Promise<JobBriefInfo[]> {
+    return (await this.api()).jobStatistics.getJobsBriefInfo(serverIp);
+  }
+
+  async getAllServersBriefInfo(): Promise<ServerBriefInfo[]> {
+    return (await this.api()).serverStatistics.getAllServersBriefInfo();
+  }
+
+  async getShardingInfo(jobName: string): Promise<ShardingInfo[]> {
+    return (await this.api()).shardingStatistics.getShardingInfo(jobName);
+  }
+
+  // ---------------------------------------------------------------- operations
+
+  /** Fires the job now on every online instance; resolves with their ids. */
+  async trigger(jobName: string): Promise<string[]> {
+    return (await this.api()).jobOperate.trigger(jobName);
+  }
+
+  /** Disables a job on every server, a server in every job, or one job on one server. */
+  async disable(target: OperationTarget): Promise<OperatedNode[]> {
+    return (await this.api()).jobOperate.disable(target);
+  }
+
+  async enable(target: OperationTarget): Promise<OperatedNode[]> {
+    return (await this.api()).jobOperate.enable(target);
+  }
+
+  /** Stops the job on the target's instances (their processes go on); peers take the items over. */
+  async shutdown(target: OperationTarget): Promise<OperatedNode[]> {
+    return (await this.api()).jobOperate.shutdown(target);
+  }
+
+  /** Shutdown, and the target's server nodes deleted. */
+  async remove(target: OperationTarget): Promise<OperatedNode[]> {
+    return (await this.api()).jobOperate.remove(target);
+  }
+
+  /** Keeps one item from running anywhere until enabled again. */
+  async disableItem(jobName: string, item: number): Promise<void> {
+    return (await this.api()).shardingOperate.disable(jobName, item);
+  }
+
+  async enableItem(jobName: string, item: number): Promise<void> {
+    return (await this.api()).shardingOperate.enable(jobName, item);
+  }
+
+  // ---------------------------------------------------------------- configuration
+
+  async getJobConfiguration(jobName: string): Promise<JobConfiguration | undefined> {
+    return (await this.api()).jobConfiguration.get(jobName);
+  }
+
+  /** Validated as `@ShardedJob()` options are, then written; running instances reschedule or reshard at once. */
+  async updateJobConfiguration(jobName: string, changes: JobConfigurationChanges): Promise<JobConfiguration> {
+    return (await this.api()).jobConfiguration.update(jobName, changes);
+  }
+
+  /** Deletes the job's whole tree. */
+  async removeJob(jobName: string): Promise<void> {
+    return (await this.api()).jobConfiguration.remove(jobName);
+  }
+
+  private api(): Promise<Apis> {
+    this.apis ??= this.registry().then((registry) => ({
+      jobStatistics: new JobStatisticsApi(registry),
+      serverStatistics: new ServerStatisticsApi(registry),
+      shardingStatistics: new ShardingStatisticsApi(registry),
+      jobOperate: new JobOperateApi(registry),
+      shardingOperate: new ShardingOperateApi(registry),
+      jobConfiguration: new JobConfigurationApi(registry),
+    }));
+    // A failed session start is not kept: the next call tries again.
+    this.apis.catch(() => (this.apis = undefined));
+    return this.apis;
+  }
+}

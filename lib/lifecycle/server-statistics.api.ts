@@ -1,0 +1,60 @@
+import { JobNodePath } from '../job/paths.js';
+import { SERVER_DISABLED } from '../job/server/server.service.js';
+import type { RegistryReads } from '../registry/registry-center.js';
+import type { ServerBriefInfo } from './lifecycle.types.js';
+import { NamespaceReader } from './namespace-reader.js';
+
+/** ElasticJob's ServerStatisticsAPI: the servers of a namespace over all jobs (docs/reference/elasticjob.md §6). */
+export class ServerStatisticsApi {
+  private readonly read: NamespaceReader;
+
+  constructor(registry: RegistryReads) {
+    this.read = new NamespaceReader(registry);
+  }
+
+  async getServersTotalCount(): Promise<number> {
+    return (await this.getAllServersBriefInfo()).length;
+  }
+
+  /** Every server with a `servers/{ip}` node in some job, by IP. */
+  async getAllServersBriefInfo(): Promise<ServerBriefInfo[]> {
+    const servers = new Map<string, { jobs: Set<string>; disabled: number; instances: Set<string> }>();
+    const jobs = await Promise.all(
+      (await this.read.jobNames()).map(async (jobName) => {
+        const paths = new JobNodePath(jobName);
+        const [ips, instances] = await Promise.all([
+          this.read.children(paths.servers),
+          this.read.children(paths.instances),
+        ]);
+        const [values, instanceIps] = await Promise.all([
+          Promise.all(ips.map((ip) => this.read.text(paths.server(ip)))),
+          Promise.all(instances.map((id) => this.read.instanceServerIp(jobName, id))),
+        ]);
+        return { jobName, ips, values, instances, instanceIps };
+      }),
+    );
+    for (const job of jobs) {
+      job.ips.forEach((ip, i) => {
+        const server = servers.get(ip) ?? { jobs: new Set(), disabled: 0, instances: new Set() };
+        servers.set(ip, server);
+        server.jobs.add(job.jobName);
+        if (job.values[i] === SERVER_DISABLED) server.disabled++;
+      });
+      // As ElasticJob: an instance counts for its server only where that server has a node.
+      job.instances.forEach((id, i) => {
+        const ip = job.instanceIps[i];
+        if (ip !== undefined) servers.get(ip)?.instances.add(id);
+      });
+    }
+    return [...servers.entries()]
+      .sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0))
+      .map(([serverIp, server]) => ({
+        serverIp,
+        instances: [...server.instances].sort(),
+        jobNames: [...server.jobs].sort(),
+        instancesNum: server.instances.size,
+        jobsNum: server.jobs.size,
+        disabledJobsNum: server.disabled,
+      }));
+  }
+}

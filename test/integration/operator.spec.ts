@@ -1,0 +1,279 @@
+import { Injectable } from '@nestjs/common';
+import type { TestingModule } from '@nestjs/testing';
+import { afterEach, describe, expect, it } from 'vitest';
+import {
+  ElasticJobOperator,
+  ElasticJobRegistry,
+  InvalidOperationError,
+  JobConfigurationError,
+  JobNotFoundError,
+  ShardedJob,
+  type ShardingContext,
+} from '../../lib/index.js';
+import { appOptions, bootApp } from '../support/app.js';
+import { hold, observer, releaseAll } from '../support/resources.js';
+import { eventually, uniqueNamespace, zkConnect } from '../support/zk.js';
+
+/**
+ * The operator API against a running cluster: three apps in this process, told apart by `instance.ip`, and an
+ * ElasticJobOperator with its own session, as an operator's tool has. Each operation: the znode ElasticJob's
+ * lifecycle API writes, and the running instances' reaction.
+ */
+
+afterEach(async () => {
+  await releaseAll();
+});
+
+interface Run {
+  ip: string;
+  job: string;
+  item: number;
+  start: number;
+  end: number;
+}
+const runs: Run[] = [];
+
+/** The instance's IP, from the task id `{job}@-@{items}@-@READY@-@{ip}@-@{pid}`. */
+function ipOf(taskId: string): string {
+  return taskId.split('@-@').at(-2)!;
+}
+
+function record(context: ShardingContext, start: number): void {
+  runs.push({ ip: ipOf(context.taskId), job: context.jobName, item: context.shardingItem, start, end: Date.now() });
+}
+
+@Injectable()
+class OperatedJobs {
+  @ShardedJob({ jobName: 'steady', cron: '* * * * * *', shardingTotalCount: 6, description: 'every second' })
+  async steady(context: ShardingContext): Promise<void> {
+    const start = Date.now();
+    await new Promise((resolve) => setTimeout(resolve, 50));
+    record(context, start);
+  }
+
+  @ShardedJob({ jobName: 'on-demand', cron: '0 0 0 1 1 *', shardingTotalCount: 3 })
+  onDemand(context: ShardingContext): void {
+    record(context, Date.now());
+  }
+}
+
+const IPS = ['10.0.7.1', '10.0.7.2', '10.0.7.3'];
+
+interface Cluster {
+  namespace: string;
+  apps: TestingModule[];
+  operator: ElasticJobOperator;
+}
+
+async function cluster(): Promise<Cluster> {
+  const namespace = uniqueNamespace('operator-api');
+  runs.length = 0;
+  const apps: TestingModule[] = [];
+  for (const ip of IPS) {
+    const app = await bootApp(appOptions(namespace, { instance: { ip } }), [OperatedJobs]);
+    hold(() => app.close());
+    apps.push(app);
+  }
+  const operator = await ElasticJobOperator.connect({ serverLists: zkConnect(), namespace });
+  hold(() => operator.close());
+  // Sharded: every item of the steady job has an owner online.
+  await eventually(
+    () => operator.getShardingInfo('steady'),
+    (items) => items.length === 6 && items.every((item) => item.instanceId !== undefined),
+    20_000,
+    'the steady job sharded over the three apps',
+  );
+  return { namespace, apps, operator };
+}
+
+/** Resolves once runs started after `since` show `check`, over at least two whole firings. */
+async function runsAfter(since: number, check: (later: Run[]) => boolean, what: string): Promise<Run[]> {
+  return eventually(
+    () => runs.filter((run) => run.job === 'steady' && run.start > since),
+    (later) => later.some((run) => run.start > since + 2000) && check(later),
+    20_000,
+    what,
+  );
+}
+
+describe('ElasticJobOperator on a running cluster', () => {
+  it('reports jobs, servers and sharding with ElasticJob fields and status rules', async () => {
+    const { operator } = await cluster();
+    expect(await operator.getAllJobsBriefInfo()).toEqual([
+      {
+        jobName: 'on-demand',
+        status: 'SHARDING_FLAG', // never fired: nothing assigned yet, as ElasticJob reports it
+        description: '',
+        cron: '0 0 0 1 1 *',
+        instanceCount: 3,
+        shardingTotalCount: 3,
+      },
+      {
+        jobName: 'steady',
+        status: 'OK',
+        description: 'every second',
+        cron: '* * * * * *',
+        instanceCount: 3,
+        shardingTotalCount: 6,
+      },
+    ]);
+    const servers = await operator.getAllServersBriefInfo();
+    expect(servers.map((server) => server.serverIp)).toEqual(IPS);
+    for (const server of servers) {
+      expect(server).toMatchObject({ instancesNum: 1, jobsNum: 2, disabledJobsNum: 0 });
+      expect(server.jobNames).toEqual(['on-demand', 'steady']);
+      expect(server.instances).toEqual([`${server.serverIp}@-@${process.pid}`]);
+    }
+    const sharding = await operator.getShardingInfo('steady');
+    expect(sharding.map((item) => item.item)).toEqual([0, 1, 2, 3, 4, 5]);
+    for (const item of sharding) {
+      expect(['PENDING', 'RUNNING']).toContain(item.status);
+      expect(item.failover).toBe(false);
+      expect(item.instanceId).toBe(`${item.serverIp}@-@${process.pid}`);
+    }
+    // Average allocation: two items per server.
+    for (const ip of IPS) expect(sharding.filter((item) => item.serverIp === ip)).toHaveLength(2);
+    expect(await operator.getJobsBriefInfo(IPS[0]!)).toMatchObject([
+      { jobName: 'on-demand', status: 'OK', instanceCount: 1 },
+      { jobName: 'steady', status: 'OK', instanceCount: 1 },
+    ]);
+    expect(await operator.getJobBriefInfo('no-such-job')).toBeUndefined();
+    expect(await operator.getShardingInfo('no-such-job')).toEqual([]);
+  });
+
+  it('disables one item everywhere (sharding/{item}/disabled) and enables it again', async () => {
+    const { namespace, operator } = await cluster();
+    const zk = await observer(namespace);
+    const disabledAt = Date.now();
+    await operator.disableItem('steady', 2);
+    expect(await zk.exists('/steady/sharding/2/disabled')).toBeDefined();
+    expect((await operator.getShardingInfo('steady'))[2]).toMatchObject({ item: 2, status: 'DISABLED' });
+    // A firing prepared before the write may still run it; none after.
+    const later = await runsAfter(
+      disabledAt,
+      (after) =>
+        [0, 1, 3, 4, 5].every((item) => after.some((run) => run.item === item && run.start > disabledAt + 1100)),
+      'two firings after the item was disabled',
+    );
+    expect(later.filter((run) => run.item === 2 && run.start > disabledAt + 1100)).toEqual([]);
+    const enabledAt = Date.now();
+    await operator.enableItem('steady', 2);
+    expect(await zk.exists('/steady/sharding/2/disabled')).toBeUndefined();
+    await runsAfter(enabledAt, (after) => after.some((run) => run.item === 2), 'item 2 running again');
+    await expect(operator.disableItem('steady', 6)).rejects.toThrow(InvalidOperationError);
+    await expect(operator.disableItem('steady', 6)).rejects.toThrow(/in 0\.\.5 \(shardingTotalCount 6\)/);
+  });
+
+  it('disables a job on one server (servers/{ip} = DISABLED): the others take its items; enabled, it takes some back', async () => {
+    const { namespace, operator } = await cluster();
+    const zk = await observer(namespace);
+    const [ip] = IPS as [string];
+    const disabledAt = Date.now();
+    expect(await operator.disable({ jobName: 'steady', serverIp: ip })).toEqual([{ jobName: 'steady', serverIp: ip }]);
+    expect((await zk.getData(`/steady/servers/${ip}`))?.data.toString()).toBe('DISABLED');
+    const later = await runsAfter(
+      disabledAt,
+      (after) => {
+        const lastOnIp = Math.max(0, ...after.filter((run) => run.ip === ip).map((run) => run.start));
+        // Every item ran elsewhere in one firing after the last run on the disabled server.
+        const elsewhere = after.filter((run) => run.ip !== ip && run.start > lastOnIp + 500);
+        return new Set(elsewhere.map((run) => run.item)).size === 6;
+      },
+      'every item running on the other two servers',
+    );
+    const lastEnd = Math.max(disabledAt, ...later.filter((run) => run.ip === ip).map((run) => run.end));
+    process.stdout.write(
+      `operator disable: last item on that server ended ${lastEnd - disabledAt} ms after the write\n`,
+    );
+    expect(await operator.getJobsBriefInfo(ip)).toMatchObject([
+      { jobName: 'on-demand', status: 'OK' },
+      { jobName: 'steady', status: 'DISABLED' },
+    ]);
+    expect((await operator.getAllServersBriefInfo())[0]).toMatchObject({ serverIp: ip, disabledJobsNum: 1 });
+    const enabledAt = Date.now();
+    await operator.enable({ jobName: 'steady', serverIp: ip });
+    expect((await zk.getData(`/steady/servers/${ip}`))?.data.toString()).toBe('ENABLED');
+    await runsAfter(enabledAt, (after) => after.some((run) => run.ip === ip), 'the server running items again');
+    // A server in every job: each of its server nodes written.
+    expect(await operator.disable({ serverIp: IPS[1] })).toEqual([
+      { jobName: 'on-demand', serverIp: IPS[1] },
+      { jobName: 'steady', serverIp: IPS[1] },
+    ]);
+    await expect(operator.disable({})).rejects.toThrow(InvalidOperationError);
+  });
+
+  it('triggers a job on every online instance (trigger/{instanceId}): each runs its items once', async () => {
+    const { operator } = await cluster();
+    const instances = await operator.trigger('on-demand');
+    expect(instances).toEqual(IPS.map((ip) => `${ip}@-@${process.pid}`));
+    const fired = await eventually(
+      () => runs.filter((run) => run.job === 'on-demand'),
+      (onDemand) => onDemand.length === 3,
+      15_000,
+      'the triggered job to run its three items',
+    );
+    expect(fired.map((run) => run.item).sort()).toEqual([0, 1, 2]);
+    await expect(operator.trigger('no-such-job')).rejects.toThrow(JobNotFoundError);
+    await expect(operator.trigger('no-such-job')).rejects.toThrow(/jobs there: on-demand, steady/);
+  });
+
+  it('reads the configuration from ZooKeeper and updates it validated: the cluster reshards to the new count', async () => {
+    const { namespace, operator } = await cluster();
+    const zk = await observer(namespace);
+    expect(await operator.getJobConfiguration('steady')).toMatchObject({
+      jobName: 'steady',
+      cron: '* * * * * *',
+      shardingTotalCount: 6,
+      description: 'every second',
+      jobShardingStrategyType: 'AVG_ALLOCATION',
+    });
+    const before = (await zk.exists('/steady/config'))!.version;
+    // Refused before anything is written, with the job and the field named.
+    await expect(operator.updateJobConfiguration('steady', { cron: 'every minute' })).rejects.toThrow(
+      JobConfigurationError,
+    );
+    await expect(operator.updateJobConfiguration('steady', { cron: 'every minute' })).rejects.toThrow(
+      /Job 'steady': invalid 'cron'/,
+    );
+    await expect(
+      operator.updateJobConfiguration('steady', { jobName: 'other' } as unknown as { description: string }),
+    ).rejects.toThrow(InvalidOperationError);
+    expect((await zk.exists('/steady/config'))!.version).toBe(before);
+
+    const updatedAt = Date.now();
+    const updated = await operator.updateJobConfiguration('steady', { shardingTotalCount: 3, description: 'fewer' });
+    expect(updated).toMatchObject({ shardingTotalCount: 3, description: 'fewer', cron: '* * * * * *' });
+    expect(await operator.getJobConfiguration('steady')).toEqual(updated);
+    const later = await runsAfter(
+      updatedAt,
+      (after) => after.some((run) => run.start > updatedAt + 1500),
+      'firings after the update',
+    );
+    expect(new Set(later.filter((run) => run.start > updatedAt + 1500).map((run) => run.item))).toEqual(
+      new Set([0, 1, 2]),
+    );
+  });
+
+  it('shuts a job down on one server (instances/{id} deleted): that app stops it, the others take its items', async () => {
+    const { apps, operator } = await cluster();
+    const ip = IPS[2]!;
+    const shutAt = Date.now();
+    expect(await operator.shutdown({ jobName: 'steady', serverIp: ip })).toEqual([
+      { jobName: 'steady', serverIp: ip, instanceId: `${ip}@-@${process.pid}` },
+    ]);
+    await eventually(
+      () => apps[2]!.get(ElasticJobRegistry).getJobStatus('steady').shutdown,
+      (shutdown) => shutdown?.by === 'operator',
+      10_000,
+      'the app on that server to stop the job',
+    );
+    expect(apps[2]!.get(ElasticJobRegistry).getJobStatus('on-demand').registered).toBe(true); // its other job goes on
+    const later = await runsAfter(
+      shutAt,
+      (after) => new Set(after.filter((run) => run.start > shutAt + 2000).map((run) => run.item)).size === 6,
+      'every item running on the two others',
+    );
+    expect(later.filter((run) => run.ip === ip && run.start > shutAt + 1100)).toEqual([]);
+    expect(await operator.getJobBriefInfo('steady')).toMatchObject({ instanceCount: 2 });
+  });
+});
