@@ -423,8 +423,9 @@ export class JobScheduler {
    * `instances/{me}` is gone. Deleted while our session lives, it is an operator's shutdown of this job on this
    * instance (ElasticJob's lifecycle `shutdown` deletes it; its ShutdownListenerManager then shuts the instance
    * down): we stop here. Gone with an earlier session, it is not: re-registration on the new session puts it
-   * back. Gone together with the whole `instances` node, it is taken as an accident (no ElasticJob tool deletes
-   * that node): we put ours back and go on, with a warning.
+   * back. Gone with the config node, the job was removed (ElasticJob's removeJobConfiguration deletes its tree):
+   * we stop, writing nothing back. Gone together with the whole `instances` node but not the config, it is taken
+   * as an accident (no ElasticJob tool deletes that node alone): we put ours back and go on, with a warning.
    */
   private async onOwnInstanceDeleted(): Promise<void> {
     if (
@@ -435,6 +436,12 @@ export class JobScheduler {
       return;
     const { storage, paths, logger } = this.ctx;
     const node = storage.fullPath(paths.instance(this.ctx.instanceId));
+    // ElasticJob's removeJobConfiguration deletes the job's whole tree: the job is gone from the cluster.
+    if ((await storage.direct.exists(paths.config)) === undefined) {
+      if (this.state === 'REGISTERED')
+        await this.stopByOperator(`the job was removed from ZooKeeper (${storage.fullPath(paths.config)} is gone)`);
+      return;
+    }
     if ((await storage.direct.exists(paths.instances)) === undefined) {
       logger.warn(
         `${storage.fullPath(paths.instances)} was deleted with every instance under it: taken as an accident, ` +

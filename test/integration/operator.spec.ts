@@ -276,4 +276,31 @@ describe('ElasticJobOperator on a running cluster', () => {
     expect(later.filter((run) => run.ip === ip && run.start > shutAt + 1100)).toEqual([]);
     expect(await operator.getJobBriefInfo('steady')).toMatchObject({ instanceCount: 2 });
   });
+
+  it('removes a job (its whole tree): every app stops it and writes nothing back; their other jobs go on', async () => {
+    const { namespace, apps, operator } = await cluster();
+    const zk = await observer(namespace);
+    const removedAt = Date.now();
+    await operator.removeJob('steady');
+    for (const app of apps) {
+      await eventually(
+        () => app.get(ElasticJobRegistry).getJobStatus('steady').shutdown,
+        (shutdown) => shutdown?.by === 'operator' && shutdown.reason.includes('removed from ZooKeeper'),
+        10_000,
+        'every app to stop the removed job',
+      );
+    }
+    // The cluster is alive (its other job runs when triggered), and nobody put anything of the removed job back.
+    await operator.trigger('on-demand');
+    await eventually(
+      () => runs.filter((run) => run.job === 'on-demand').length,
+      (count) => count === 3,
+      15_000,
+      'the other job to run',
+    );
+    expect(await zk.exists('/steady')).toBeUndefined();
+    expect(runs.filter((run) => run.job === 'steady' && run.start > removedAt + 1100)).toEqual([]);
+    expect((await operator.getAllJobsBriefInfo()).map((job) => job.jobName)).toEqual(['on-demand']);
+    await expect(operator.removeJob('steady')).rejects.toThrow(JobNotFoundError);
+  });
 });
