@@ -10,7 +10,10 @@ import {
   ShardedJob,
   type ShardingContext,
 } from '../../lib/index.js';
+import { ElasticJobOrchestrator } from '../../lib/elastic-job.orchestrator.js';
+import { fourLetterWord } from '../../tools/zookeeper/local-zookeeper.js';
 import { appOptions, bootApp } from '../support/app.js';
+import { appRegistryCenter } from '../support/jobs.js';
 import { hold, observer, releaseAll } from '../support/resources.js';
 import { eventually, uniqueNamespace, zkConnect } from '../support/zk.js';
 
@@ -302,5 +305,26 @@ describe('ElasticJobOperator on a running cluster', () => {
     expect(runs.filter((run) => run.job === 'steady' && run.start > removedAt + 1100)).toEqual([]);
     expect((await operator.getAllJobsBriefInfo()).map((job) => job.jobName)).toEqual(['on-demand']);
     await expect(operator.removeJob('steady')).rejects.toThrow(JobNotFoundError);
+  });
+
+  it("is injectable: on the jobs' session in an app with jobs, on a session of its own (closed with it) without", async () => {
+    const { namespace, apps } = await cluster();
+    const withJobs = apps[0]!.get(ElasticJobOperator);
+    const reads = appRegistryCenter(apps[0]!).stats.reads;
+    expect((await withJobs.getAllJobsBriefInfo()).map((job) => job.jobName)).toEqual(['on-demand', 'steady']);
+    expect(appRegistryCenter(apps[0]!).stats.reads).toBeGreaterThan(reads); // the app's own session read them
+    await withJobs.close(); // not its session to close
+    expect(appRegistryCenter(apps[0]!).isConnected()).toBe(true);
+
+    const admin = await bootApp(appOptions(namespace), []); // an operations app, no job of its own
+    const operator = admin.get(ElasticJobOperator);
+    expect((await operator.getJobBriefInfo('steady'))?.instanceCount).toBe(3);
+    const session = (await admin.get(ElasticJobOrchestrator).operatorRegistry()).getSessionId()!;
+    const [host, port] = zkConnect().split(',')[0]!.split(':') as [string, string];
+    const hasSession = async (): Promise<boolean> =>
+      (await fourLetterWord(host, Number(port), 'cons')).includes(`sid=0x${BigInt(`0x${session}`).toString(16)}`);
+    expect(await hasSession()).toBe(true);
+    await admin.close();
+    await eventually(hasSession, (open) => !open, 5000, "the operator's session closed with the app");
   });
 });
