@@ -29,6 +29,8 @@ export interface ClusterOptions {
   workMs?: number;
   failover?: boolean;
   monitorExecution?: boolean;
+  /** The server IP the instance registers as (default: the machine's). */
+  ip?: string;
 }
 
 /** One instance of the test app (build/test/fixtures/cluster-app.js), a real OS process. */
@@ -49,6 +51,7 @@ export class ClusterInstance extends LineProcess {
         JOB_WORK_MS: String(options.workMs ?? 20),
         JOB_FAILOVER: String(options.failover ?? false),
         JOB_MONITOR: String(options.monitorExecution ?? true),
+        ...(options.ip ? { INSTANCE_IP: options.ip } : {}),
       },
       process.env.CLUSTER_ECHO === '1',
     );
