@@ -1,0 +1,152 @@
+import { Injectable } from '@nestjs/common';
+import type { TestingModule } from '@nestjs/testing';
+import { afterEach, describe, expect, it } from 'vitest';
+import { ElasticJobOperator, ElasticJobRegistry, ShardedJob, type ShardingContext } from '../../lib/index.js';
+import { CURATOR_RECIPES_JAR, ZOOKEEPER_JAR } from '../../tools/zookeeper/local-zookeeper.js';
+import { appOptions, bootApp } from '../support/app.js';
+import { LineProcess } from '../support/line-process.js';
+import { hold, releaseAll } from '../support/resources.js';
+import { eventually, uniqueNamespace, zkConnect } from '../support/zk.js';
+
+/**
+ * ElasticJob's own lifecycle writes, made from Java with Curator as its registry center makes them
+ * (test/java/ElasticJobLifecyclePeer.java), on a cluster of our apps: each is acted on as ours are, and our
+ * operator API reports the result. Java tools and ours steer the same clusters.
+ */
+
+afterEach(async () => {
+  await releaseAll();
+});
+
+const runs: Array<{ ip: string; job: string; item: number; start: number }> = [];
+
+@Injectable()
+class InteropJobs {
+  @ShardedJob({ jobName: 'mixed', cron: '* * * * * *', shardingTotalCount: 4 })
+  mixed(context: ShardingContext): void {
+    runs.push({ ip: context.taskId.split('@-@').at(-2)!, job: 'mixed', item: context.shardingItem, start: Date.now() });
+  }
+
+  @ShardedJob({ jobName: 'manual', cron: '0 0 0 1 1 *', shardingTotalCount: 2 })
+  manual(context: ShardingContext): void {
+    runs.push({
+      ip: context.taskId.split('@-@').at(-2)!,
+      job: 'manual',
+      item: context.shardingItem,
+      start: Date.now(),
+    });
+  }
+}
+
+const IPS = ['10.6.0.1', '10.6.0.2'];
+
+/** Sends one command to the Java peer and returns its "OK ..." detail. */
+async function java(peer: LineProcess, command: string): Promise<string> {
+  const from = peer.lines.length;
+  peer.send(command);
+  const answer = await peer.waitForLine(/^(OK|ERROR)/, 20_000, from);
+  if (answer.startsWith('ERROR')) throw new Error(`Java peer: ${answer}`);
+  return answer.slice(3);
+}
+
+describe("ElasticJob's lifecycle writes from Java (Curator) on a cluster of ours", () => {
+  it('trigger, disable/enable a server, disable an item, shutdown and remove: acted on, and reported by ours', async () => {
+    const namespace = uniqueNamespace('lifecycle-java');
+    runs.length = 0;
+    const apps: TestingModule[] = [];
+    for (const ip of IPS) {
+      const app = await bootApp(appOptions(namespace, { instance: { ip } }), [InteropJobs]);
+      hold(() => app.close());
+      apps.push(app);
+    }
+    const operator = await ElasticJobOperator.connect({ serverLists: zkConnect(), namespace });
+    hold(() => operator.close());
+    const peer = new LineProcess('java', [
+      '-cp',
+      `${CURATOR_RECIPES_JAR}:${ZOOKEEPER_JAR}`,
+      'test/java/ElasticJobLifecyclePeer.java',
+      zkConnect(),
+      namespace,
+    ]);
+    hold(() => peer.kill('SIGKILL'));
+    await peer.waitForLine(/^READY$/, 60_000);
+    await eventually(
+      () => operator.getShardingInfo('mixed'),
+      (items) => items.length === 4 && items.every((item) => item.instanceId !== undefined),
+      20_000,
+      'the job sharded over both apps',
+    );
+
+    // Trigger: every instance runs its items of the never-firing job once.
+    expect((await java(peer, 'trigger manual')).split(',').sort()).toEqual(IPS.map((ip) => `${ip}@-@${process.pid}`));
+    await eventually(
+      () => runs.filter((run) => run.job === 'manual').map((run) => run.item),
+      (items) => items.length === 2,
+      15_000,
+      'the triggered items',
+    );
+
+    // A server disabled from Java: ours reshard without it; our statistics say so.
+    let at = Date.now();
+    await java(peer, `disable mixed ${IPS[0]}`);
+    expect(await operator.getJobsBriefInfo(IPS[0]!)).toMatchObject([
+      { jobName: 'manual', status: 'OK' },
+      { jobName: 'mixed', status: 'DISABLED' },
+    ]);
+    await eventually(
+      () => runs.filter((run) => run.job === 'mixed' && run.start > at + 1100),
+      (later) => new Set(later.map((run) => run.item)).size === 4,
+      15_000,
+      'a firing with every item on the enabled server',
+    );
+    expect(runs.filter((run) => run.job === 'mixed' && run.start > at + 1100 && run.ip === IPS[0])).toEqual([]);
+    at = Date.now();
+    await java(peer, `enable mixed ${IPS[0]}`);
+    await eventually(
+      () => runs.filter((run) => run.job === 'mixed' && run.start > at && run.ip === IPS[0]).length,
+      (count) => count > 0,
+      15_000,
+      'the enabled server running items again',
+    );
+
+    // An item disabled from Java: it runs nowhere; ours report it DISABLED.
+    await java(peer, 'disable-item mixed 1');
+    at = Date.now();
+    expect((await operator.getShardingInfo('mixed'))[1]).toMatchObject({ item: 1, status: 'DISABLED' });
+    await eventually(
+      () => runs.filter((run) => run.job === 'mixed' && run.start > at + 1100),
+      (later) => new Set(later.map((run) => run.item)).size === 3 && later.some((run) => run.start > at + 2100),
+      15_000,
+      'two firings without the disabled item',
+    );
+    expect(runs.filter((run) => run.job === 'mixed' && run.item === 1 && run.start > at + 1100)).toEqual([]);
+    await java(peer, 'enable-item mixed 1');
+
+    // Shutdown of one server's instance from Java: that app stops the job; the other keeps it.
+    expect(await java(peer, `shutdown mixed ${IPS[1]}`)).toBe(`${IPS[1]}@-@${process.pid}`);
+    await eventually(
+      () => apps[1]!.get(ElasticJobRegistry).getJobStatus('mixed').shutdown?.by,
+      (by) => by === 'operator',
+      10_000,
+      'the app on that server to stop the job',
+    );
+    expect(apps[0]!.get(ElasticJobRegistry).getJobStatus('mixed').registered).toBe(true);
+
+    // The whole job removed from Java: both apps stop it; nothing of it comes back.
+    await java(peer, 'remove-job mixed');
+    await eventually(
+      () => apps[0]!.get(ElasticJobRegistry).getJobStatus('mixed').shutdown?.reason ?? '',
+      (reason) => reason.includes('removed from ZooKeeper'),
+      10_000,
+      'the other app to stop the removed job',
+    );
+    await java(peer, 'trigger manual'); // the cluster lives on
+    await eventually(
+      () => runs.filter((run) => run.job === 'manual').length,
+      (count) => count === 4,
+      15_000,
+      'the other job triggered again',
+    );
+    expect((await operator.getAllJobsBriefInfo()).map((job) => job.jobName)).toEqual(['manual']);
+  });
+});
