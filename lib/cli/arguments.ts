@@ -13,6 +13,7 @@ export interface CliInvocation {
   readonly input: CommandInput;
   readonly zookeeper: ZookeeperConfiguration;
   readonly json: boolean;
+  readonly watch: boolean;
 }
 
 export type ParsedCommandLine = { readonly help: true } | { readonly help: false; readonly invocation: CliInvocation };
@@ -25,6 +26,7 @@ const OPTIONS = {
   json: { type: 'boolean' },
   ip: { type: 'string' },
   set: { type: 'string', multiple: true },
+  watch: { type: 'boolean' },
   help: { type: 'boolean', short: 'h' },
 } as const;
 
@@ -59,6 +61,7 @@ export function parseCommandLine(argv: readonly string[], env: NodeJS.ProcessEnv
   const given: Record<CommandOption, boolean> = {
     ip: values.ip !== undefined,
     set: values.set !== undefined,
+    watch: values.watch === true,
   };
   for (const option of Object.keys(given) as CommandOption[]) {
     if (given[option] && !command.options.includes(option))
@@ -83,6 +86,7 @@ export function parseCommandLine(argv: readonly string[], env: NodeJS.ProcessEnv
       input,
       zookeeper: zookeeperOptions(values, env),
       json: values.json === true,
+      watch: given.watch,
     },
   };
 }

@@ -8,9 +8,10 @@ import type { CommandContext, CommandOutput } from './commands/command.js';
 import { connectRegistry } from './connection.js';
 import { CliOutput } from './output.js';
 import { PROGRAM, usage } from './usage.js';
+import { untilInterrupted, watchAndRedraw } from './watch.js';
 
 export interface CliEnvironment {
-  stdout: Writable;
+  stdout: Writable & { isTTY?: boolean };
   stderr: Writable;
   env: NodeJS.ProcessEnv;
 }
@@ -40,7 +41,8 @@ export async function runCli(argv: readonly string[], environment: CliEnvironmen
       operator: ElasticJobOperator.over(registry),
       registry,
     };
-    await output.out(render(await invocation.command.run(context), invocation.json));
+    if (invocation.watch) await watch(invocation, context, registry, output);
+    else await output.out(render(await invocation.command.run(context), invocation.json, false));
     return EXIT_OK;
   } catch (error) {
     await output.err(`${PROGRAM}: ${describeError(error)}\n`);
@@ -50,7 +52,38 @@ export async function runCli(argv: readonly string[], environment: CliEnvironmen
   }
 }
 
-/** `--json`: the API's value, one document; else the command's text. */
-function render(result: CommandOutput, json: boolean): string {
-  return json ? `${JSON.stringify(result.json, null, 2)}\n` : result.human;
+/** `--json`: the API's value, one document (one line per redraw in watch mode); else the command's text. */
+function render(result: CommandOutput, json: boolean, oneLine: boolean): string {
+  if (!json) return result.human;
+  return `${oneLine ? JSON.stringify(result.json) : JSON.stringify(result.json, null, 2)}\n`;
+}
+
+/** Redraws the command's output on every change that alters it: in place on a terminal, appended otherwise. */
+async function watch(
+  invocation: CliInvocation,
+  context: CommandContext,
+  registry: ZookeeperRegistryCenter,
+  output: CliOutput,
+): Promise<void> {
+  const { command, input, json } = invocation;
+  let last: string | undefined;
+  await watchAndRedraw({
+    registry,
+    root: command.watchRoot!(input),
+    stopped: untilInterrupted(),
+    notice: (message) => output.err(`${PROGRAM}: ${message}\n`),
+    draw: async () => {
+      const text = render(await command.run(context), json, true);
+      if (text === last) return;
+      const first = last === undefined;
+      last = text;
+      if (json) await output.out(text);
+      else if (output.isTerminal)
+        await output.out(
+          `\u001b[H\u001b[2J${PROGRAM} ${command.name} in ${context.namespace} at ${new Date().toLocaleTimeString()}` +
+            ` (Ctrl-C to stop)\n\n${text}`,
+        );
+      else await output.out(first ? text : `\n${text}`);
+    },
+  });
 }

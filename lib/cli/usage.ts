@@ -24,6 +24,7 @@ export function usage(): string {
     '  --json                 one JSON document on stdout: exactly what the operator API returns',
     '  --ip IP                a server, for jobs, disable, enable, shutdown and remove',
     '  --set key=value        a configuration field to change (repeatable), for config',
+    '  --watch                redraw on every change until Ctrl-C, for jobs and sharding (--json: a line each)',
     '  -h, --help             this text',
     '',
     'Exit codes: 0 done, 1 the operation failed (the reason on stderr), 2 bad usage.',

@@ -53,6 +53,7 @@ describe('command line', () => {
     expect(refused(['dump', 'a', 'b', ...CONNECTION])).toMatch(/'dump' takes 0 to 1 arguments, got 2/);
     expect(refused(['job', 'a b', ...CONNECTION])).toMatch(/<name> must be a job's name/);
     expect(refused(['sharding', 'steady', '--set', 'a=b', ...CONNECTION])).toMatch(/--set does not apply/);
+    expect(refused(['config', 'steady', '--watch', ...CONNECTION])).toMatch(/--watch does not apply/);
     expect(refused(['enable-item', 'steady', '-1', ...CONNECTION])).toMatch(/Unknown option '-1'|item number/);
     expect(refused(['enable-item', 'steady', '1.5', ...CONNECTION])).toMatch(/<item> must be an item number/);
   });

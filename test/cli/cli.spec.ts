@@ -10,7 +10,7 @@ import {
 } from '../../lib/index.js';
 import type { ZookeeperRegistryCenter } from '../../lib/registry/zookeeper-registry-center.js';
 import { appOptions, bootApp } from '../support/app.js';
-import { cliOn, misalignedRows, runCli, tableRows } from '../support/cli.js';
+import { cliOn, misalignedRows, runCli, startCliOn, tableRows } from '../support/cli.js';
 import { hold, observer, releaseAll } from '../support/resources.js';
 import { eventually, uniqueNamespace, zkConnect } from '../support/zk.js';
 
@@ -345,6 +345,28 @@ describe('nestjs-elastic-job CLI', () => {
     const outOfRange = await cliOn(namespace, 'disable-item', 'steady', '4');
     expect(outOfRange.code).toBe(1);
     expect(outOfRange.stderr).toMatch(/disable item: invalid 'item': must be an integer in 0\.\.3/);
+  });
+
+  it('--watch redraws jobs (one JSON line per change) and sharding (a table per change) until Ctrl-C', async () => {
+    const jobs = startCliOn(namespace, 'jobs', '--watch', '--json');
+    hold(() => jobs.kill('SIGKILL'));
+    const sharding = startCliOn(namespace, 'sharding', 'steady', '--watch');
+    hold(() => sharding.kill('SIGKILL'));
+    const first = await jobs.waitForLine(/"jobName":"steady"/, 15_000);
+    expect(JSON.parse(first)).toEqual(await operator.getAllJobsBriefInfo());
+    await sharding.waitForLine(/^ITEM +STATUS/, 15_000);
+
+    await operator.updateJobConfiguration('steady', { description: 'watched' });
+    await operator.disableItem('steady', 1);
+    const changed = await jobs.waitForLine(/"description":"watched"/, 10_000);
+    expect(JSON.parse(changed)).toContainEqual(expect.objectContaining({ jobName: 'steady', description: 'watched' }));
+    await sharding.waitForLine(/^1 +DISABLED +10\.0\.9\.\d/, 10_000);
+    await operator.enableItem('steady', 1);
+
+    jobs.kill('SIGINT');
+    sharding.kill('SIGINT');
+    expect(await jobs.exited).toBe(0);
+    expect(await sharding.exited).toBe(0);
   });
 
   it('shutdown <name> --ip IP: that instance stops the job, the other app goes on', async () => {

@@ -1,4 +1,5 @@
 import { spawn } from 'node:child_process';
+import { LineProcess } from './line-process.js';
 import { zkConnect } from './zk.js';
 
 /** The CLI as compiled by the test setup (tsc -p tsconfig.json), run as npx runs the package's bin. */
@@ -38,6 +39,16 @@ export function runCli(args: readonly string[], extraEnv: NodeJS.ProcessEnv = {}
 /** The CLI on the test's ZooKeeper and a namespace. */
 export function cliOn(namespace: string, ...args: string[]): Promise<CliResult> {
   return runCli(['--zk', zkConnect(), '--namespace', namespace, ...args]);
+}
+
+/** A long-running CLI (watch mode) whose stdout lines can be awaited. */
+export function startCliOn(namespace: string, ...args: string[]): LineProcess {
+  return new LineProcess(
+    process.execPath,
+    [MAIN, '--zk', zkConnect(), '--namespace', namespace, ...args],
+    environment({}),
+    process.env.CLUSTER_ECHO === '1',
+  );
 }
 
 /** A table's rows as cells (columns are two or more spaces apart), the header row first. */

@@ -25,7 +25,7 @@ export interface CommandOutput {
 }
 
 /** Options that only some commands take. */
-export type CommandOption = 'ip' | 'set';
+export type CommandOption = 'ip' | 'set' | 'watch';
 
 export interface CliCommand {
   readonly name: string;
@@ -37,5 +37,7 @@ export interface CliCommand {
   readonly options: readonly CommandOption[];
   /** Checks beyond the counts, before connecting; throws a UsageError. */
   check?(input: CommandInput): void;
+  /** For `--watch`: the namespace-relative subtree whose changes redraw the output. */
+  watchRoot?(input: CommandInput): string;
   run(context: CommandContext): Promise<CommandOutput>;
 }

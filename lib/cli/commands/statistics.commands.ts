@@ -21,10 +21,11 @@ function jobsTable(jobs: readonly JobBriefInfo[]): string {
 
 export const jobsCommand: CliCommand = {
   name: 'jobs',
-  synopsis: '[--ip IP]',
+  synopsis: '[--ip IP] [--watch]',
   summary: 'every job: status, cron, instances online, items (--ip: those of one server)',
   arity: [0, 0],
-  options: ['ip'],
+  options: ['ip', 'watch'],
+  watchRoot: () => '/',
   async run({ operator, namespace, ip }) {
     const jobs = ip === undefined ? await operator.getAllJobsBriefInfo() : await operator.getJobsBriefInfo(ip);
     const none = ip === undefined ? `No jobs in namespace '${namespace}'.\n` : `No jobs on server ${ip}.\n`;
@@ -70,10 +71,11 @@ export const serversCommand: CliCommand = {
 
 export const shardingCommand: CliCommand = {
   name: 'sharding',
-  synopsis: '<name>',
+  synopsis: '<name> [--watch]',
   summary: "the job's items: status, server and instance, failover",
   arity: [1, 1],
-  options: [],
+  options: ['watch'],
+  watchRoot: ({ args }) => `/${args[0]!}`,
   async run(context) {
     const jobName = context.args[0]!;
     await requireJob(context, jobName);
