@@ -1,0 +1,32 @@
+import type { JobConfiguration } from '../../job/config/job-configuration.js';
+import { formatFields, NONE } from '../table.js';
+import type { CliCommand } from './command.js';
+import { parseConfigChanges } from './config-values.js';
+import { jobNotFound } from './job-lookup.js';
+
+/** ElasticJob's JobConfigurationAPI: the config node, read, or updated with `--set`. */
+
+function fields(config: JobConfiguration): string {
+  return formatFields(
+    Object.entries(config).map(([key, value]: [string, unknown]) => [key, value === undefined ? NONE : String(value)]),
+  );
+}
+
+export const configCommand: CliCommand = {
+  name: 'config',
+  synopsis: '<name> [--set key=value ...]',
+  summary: "the job's configuration; --set changes fields (applied at once)",
+  arity: [1, 1],
+  options: ['set'],
+  check: ({ sets }) => void parseConfigChanges(sets),
+  async run(context) {
+    const jobName = context.args[0]!;
+    if (context.sets.length > 0) {
+      const updated = await context.operator.updateJobConfiguration(jobName, parseConfigChanges(context.sets));
+      return { json: updated, human: `Updated the configuration of job '${jobName}':\n${fields(updated)}` };
+    }
+    const config = await context.operator.getJobConfiguration(jobName);
+    if (config === undefined) throw await jobNotFound(context, jobName);
+    return { json: config, human: fields(config) };
+  },
+};

@@ -1,0 +1,21 @@
+import { JobNodePath } from '../../job/paths.js';
+import { dumpTree, formatDump } from '../tree-dump.js';
+import type { CliCommand } from './command.js';
+import { jobNotFound } from './job-lookup.js';
+
+export const dumpCommand: CliCommand = {
+  name: 'dump',
+  synopsis: '[<name>]',
+  summary: 'every node of the namespace, or of the job, with its value',
+  arity: [0, 1],
+  options: [],
+  async run(context) {
+    const jobName = context.args[0];
+    const root = jobName === undefined ? '/' : new JobNodePath(jobName).root;
+    // A job's root without a config node (half removed, or being set up) is still worth dumping.
+    if (jobName !== undefined && (await context.registry.exists(root)) === undefined)
+      throw await jobNotFound(context, jobName);
+    const nodes = await dumpTree(context.registry, root);
+    return { json: nodes, human: formatDump(nodes) };
+  },
+};
