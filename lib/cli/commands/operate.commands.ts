@@ -1,11 +1,9 @@
 import type { ElasticJobOperator } from '../../lifecycle/elastic-job-operator.js';
 import type { OperatedNode } from '../../lifecycle/job-operate.api.js';
 import type { OperationTarget } from '../../lifecycle/lifecycle.types.js';
-import { InvalidOperationError } from '../../errors/elastic-job.errors.js';
 import { UsageError } from '../cli-errors.js';
 import { formatTable, NONE } from '../table.js';
 import type { CliCommand, CommandInput } from './command.js';
-import { requireJob } from './job-lookup.js';
 
 /** Writes: ElasticJob's JobOperateAPI and ShardingOperateAPI, and the job's removal (JobConfigurationAPI). */
 
@@ -161,29 +159,15 @@ export const enableItemCommand: CliCommand = {
   },
 };
 
-/**
- * Refused while instances are online: they take the loss of the whole `instances` node for an accident, put their
- * nodes back and go on running the job, without a config node (README, "What operators and other tools do").
- * Shut down first, and they stop for good.
- */
 export const removeJobCommand: CliCommand = {
   name: 'remove-job',
   synopsis: '<name>',
-  summary: "deletes the job's whole tree, config included, once no instance runs it",
+  summary: "deletes the job's whole tree, config included; instances stop it",
   arity: [1, 1],
   options: [],
-  async run(context) {
-    const jobName = context.args[0]!;
-    const { instanceCount } = await requireJob(context, jobName);
-    if (instanceCount > 0)
-      throw new InvalidOperationError(
-        'remove job',
-        'jobName',
-        `job '${jobName}' has ${count(instanceCount, 'instance')} online, which would put their nodes back and go ` +
-          `on running it: run 'shutdown ${jobName}' first (or stop their apps), then remove-job`,
-      );
-    await context.operator.removeJob(jobName);
-    return { json: null, human: `Removed job '${jobName}': its whole tree is deleted.\n` };
+  async run({ operator, args }) {
+    await operator.removeJob(args[0]!);
+    return { json: null, human: `Removed job '${args[0]!}': its whole tree is deleted.\n` };
   },
 };
 
