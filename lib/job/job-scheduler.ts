@@ -300,6 +300,17 @@ export class JobScheduler {
   private async tryReRegistration(): Promise<boolean> {
     if (this.state !== 'REGISTERED') return true;
     try {
+      // Removed while our session was gone (ElasticJob's removeJobConfiguration): stop, writing nothing back.
+      let removed = false;
+      await this.withRetries('re-registration', async () => {
+        removed = (await this.ctx.storage.direct.exists(this.ctx.paths.config)) === undefined;
+      });
+      if (removed) {
+        await this.stopByOperator(
+          `the job was removed from ZooKeeper (${this.ctx.storage.fullPath(this.ctx.paths.config)} is gone)`,
+        );
+        return true;
+      }
       await this.withRetries('re-registration', async () => {
         // The cache first: its watch back on this connection and the tree re-read (it started on RECONNECTED).
         await this.ctx.storage.startCache();
@@ -443,11 +454,17 @@ export class JobScheduler {
       return;
     }
     if ((await storage.direct.exists(paths.instances)) === undefined) {
+      // Only while the config node is there, in one request: a removal of the whole job (Curator deletes children
+      // one by one, `instances` maybe before `config`) must not be undone by our putting the directory back.
+      if (!(await this.instances.restoreAfterAccident(paths.config))) {
+        if (this.state === 'REGISTERED')
+          await this.stopByOperator(`the job was removed from ZooKeeper (${storage.fullPath(paths.config)} is gone)`);
+        return;
+      }
       logger.warn(
         `${storage.fullPath(paths.instances)} was deleted with every instance under it: taken as an accident, ` +
-          `re-creating ${node} (to stop this job on an instance, delete only that instance's node)`,
+          `re-created ${node} (to stop this job on an instance, delete only that instance's node)`,
       );
-      await this.instances.persistOnline();
       return;
     }
     // The listener and the reconcile may both have looked: stop once.

@@ -5,7 +5,7 @@ import { ElasticJobOperator, ElasticJobRegistry, ShardedJob, type ShardingContex
 import { CURATOR_RECIPES_JAR, ZOOKEEPER_JAR } from '../../tools/zookeeper/local-zookeeper.js';
 import { appOptions, bootApp } from '../support/app.js';
 import { LineProcess } from '../support/line-process.js';
-import { hold, releaseAll } from '../support/resources.js';
+import { hold, observer, releaseAll } from '../support/resources.js';
 import { eventually, uniqueNamespace, zkConnect } from '../support/zk.js';
 
 /**
@@ -148,5 +148,8 @@ describe("ElasticJob's lifecycle writes from Java (Curator) on a cluster of ours
       'the other job triggered again',
     );
     expect((await operator.getAllJobsBriefInfo()).map((job) => job.jobName)).toEqual(['manual']);
+    // Curator deletes children one by one (maybe `instances` before `config`): nothing of the job was put back.
+    const zk = await observer(namespace);
+    expect(await zk.exists('/mixed')).toBeUndefined();
   });
 });

@@ -6,6 +6,7 @@ import { resolveJobConfiguration } from '../../lib/job/config/job-configuration.
 import type { ExecutionEventMap, ExecutionEventName } from '../../lib/job/execution/execution-events.js';
 import type { FiringState } from '../../lib/job/execution/firing-state.js';
 import type { JobExecutor } from '../../lib/job/execution/job-executor.js';
+import type { InstanceService } from '../../lib/job/instance/instance.service.js';
 import { JobScheduler } from '../../lib/job/job-scheduler.js';
 import { FakeZookeeper, type FakeRegistryCenter } from '../support/fake-registry.js';
 
@@ -286,6 +287,37 @@ describe('the executor state machine (JobScheduler on the fake registry, fake ti
     expect(a.items.calls).toEqual([mine]); // not its old item again from its stale view: b owns it now
     expect(summary(a.events)).toContain('firing-skipped TRIGGER rejoining []');
     expect(a.scheduler.status().health.registration).toBe('ok');
+  });
+
+  it('a job removed while the session was gone is not re-registered: it stops, and nothing of it is written back', async () => {
+    const job = await startJob('2026-01-01T00:00:00.500Z');
+    await job.registry.expire({ reconnect: false });
+    const operator = await job.zk.connect('ns');
+    await operator.removeRecursive('/job'); // ElasticJob's removeJobConfiguration
+    await job.registry.reconnect();
+    await settle(job);
+    await vi.advanceTimersByTimeAsync(3_000);
+    await settle(job);
+    expect(job.scheduler.status().shutdown).toMatchObject({ by: 'operator' });
+    expect(job.scheduler.status().shutdown?.reason).toContain('removed from ZooKeeper');
+    expect(job.zk.paths('/ns')).toEqual(['/ns']);
+    await operator.close();
+  });
+
+  it('puts a deleted instances directory back only while the config node exists, in one request', async () => {
+    const job = await startJob('2026-01-01T00:00:00.500Z', { cron: '0 0 0 1 1 *' });
+    const instances = (job.scheduler as unknown as { instances: InstanceService }).instances;
+    const other = await job.zk.connect('ns');
+    // A removal in progress (Curator deletes children one by one): instances gone, then config.
+    await other.removeRecursive('/job/instances');
+    await other.remove('/job/config');
+    expect(await instances.restoreAfterAccident('/job/config')).toBe(false);
+    expect(job.zk.get('/ns/job/instances')).toBeUndefined();
+    // An accident (config still there): directory and node back together.
+    await other.create('/job/config', Buffer.from('jobName: job'));
+    expect(await instances.restoreAfterAccident('/job/config')).toBe(true);
+    expect(job.zk.get(`/ns/job/instances/${INSTANCE}`)?.stat.ephemeralOwner).toBe(job.registry.getSessionId());
+    await other.close();
   });
 
   it('stop() during a firing: STOPPED, draining it, and nothing fires after', async () => {

@@ -1,5 +1,7 @@
 import { parse, stringify } from 'yaml';
+import { registryErrorCode } from '../../errors/elastic-job.errors.js';
 import type { JobInstance } from '../../interfaces/sharded-job-options.interface.js';
+import type { TransactionOp } from '../../registry/registry.types.js';
 import { serverIpOfInstance } from '../paths.js';
 import type { JobContext } from '../job-context.js';
 import type { ServerService } from '../server/server.service.js';
@@ -26,6 +28,34 @@ export class InstanceService {
     await this.ctx.storage.persistEphemeral(this.ctx.paths.instance(this.ctx.instanceId), this.localInstanceValue());
     // An answer on another session than the request's is not one (the registry fails requests on session loss).
     if (session === this.ctx.connection.getSessionId()) this.createdOnSession = session;
+  }
+
+  /**
+   * After the whole `instances` node was deleted: puts it and our node back in one request, only while `config`
+   * exists. False when it does not (the job is being removed); NODE_EXISTS on the directory (a peer put it back
+   * first) is retried with our node alone.
+   */
+  async restoreAfterAccident(config: string): Promise<boolean> {
+    const { storage, paths, instanceId } = this.ctx;
+    const ours: TransactionOp = {
+      op: 'create',
+      path: paths.instance(instanceId),
+      data: Buffer.from(this.localInstanceValue(), 'utf8'),
+      mode: 'EPHEMERAL',
+    };
+    const directory: TransactionOp = { op: 'create', path: paths.instances, data: Buffer.alloc(0), mode: 'PERSISTENT' };
+    for (const ops of [[directory, ours], [ours]]) {
+      try {
+        await storage.transaction([{ op: 'check', path: config }, ...ops]);
+        this.createdOnSession = this.ctx.connection.getSessionId();
+        return true;
+      } catch (error) {
+        const code = registryErrorCode(error);
+        if (code === 'NO_NODE' && (await storage.direct.exists(config)) === undefined) return false;
+        if (code !== 'NODE_EXISTS') throw error;
+      }
+    }
+    return true; // our node is there already (a create whose answer was lost)
   }
 
   /**
