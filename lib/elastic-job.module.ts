@@ -1,7 +1,9 @@
 import { Module } from '@nestjs/common';
 import { DiscoveryModule } from '@nestjs/core';
 import { ElasticJobExplorer } from './elastic-job.explorer.js';
-import { ElasticJobConfigurableModule } from './elastic-job.module-definition.js';
+import { ELASTIC_JOB_MODULE_OPTIONS, ElasticJobConfigurableModule } from './elastic-job.module-definition.js';
+import type { ElasticJobModuleOptions } from './interfaces/module-options.interface.js';
+import { DEFAULT_ZOOKEEPER_SETTINGS } from './registry/zookeeper-settings.js';
 import { ElasticJobOrchestrator } from './elastic-job.orchestrator.js';
 import { ElasticJobRegistry } from './elastic-job.registry.js';
 import { ElasticJobOperator } from './lifecycle/elastic-job-operator.js';
@@ -19,9 +21,12 @@ import { ElasticJobOperator } from './lifecycle/elastic-job-operator.js';
     {
       // The operator API on the app's session (see ElasticJobOrchestrator.operatorRegistry).
       provide: ElasticJobOperator,
-      useFactory: (orchestrator: ElasticJobOrchestrator) =>
-        ElasticJobOperator.over(() => orchestrator.operatorRegistry()),
-      inject: [ElasticJobOrchestrator],
+      useFactory: (orchestrator: ElasticJobOrchestrator, options: ElasticJobModuleOptions) =>
+        ElasticJobOperator.over(
+          () => orchestrator.operatorRegistry(),
+          options?.zookeeper?.connectionTimeoutMilliseconds ?? DEFAULT_ZOOKEEPER_SETTINGS.connectionTimeoutMilliseconds,
+        ),
+      inject: [ElasticJobOrchestrator, ELASTIC_JOB_MODULE_OPTIONS],
     },
   ],
   exports: [ElasticJobRegistry, ElasticJobOperator],

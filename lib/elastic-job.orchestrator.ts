@@ -15,6 +15,7 @@ import { JobScheduler } from './job/job-scheduler.js';
 import type { RegistryCenter } from './registry/registry-center.js';
 import { ZookeeperRegistryCenter } from './registry/zookeeper-registry-center.js';
 import { validateZookeeperOptions } from './registry/zookeeper-settings.js';
+import { deferred } from './util/deferred.js';
 import { detectLocalIp, IPV4_PATTERN } from './util/local-ip.js';
 
 /** Validates the module options; throws JobConfigurationError naming the field. */
@@ -43,6 +44,9 @@ export class ElasticJobOrchestrator implements OnApplicationBootstrap, OnModuleD
   private readonly schedulers = new Map<string, JobScheduler>();
   /** The operator's own session, in an app without jobs. */
   private operatorSession: Promise<ZookeeperRegistryCenter> | undefined;
+  /** The jobs' session, once bootstrap has made it. */
+  private readonly jobsSession = deferred<RegistryCenter>();
+  private shutDown = false;
 
   constructor(
     @Inject(ELASTIC_JOB_MODULE_OPTIONS) private readonly options: ElasticJobModuleOptions,
@@ -63,12 +67,20 @@ export class ElasticJobOrchestrator implements OnApplicationBootstrap, OnModuleD
    * within the connection timeout.
    */
   async operatorRegistry(): Promise<RegistryCenter> {
+    if (this.shutDown) throw new RegistryError('CLOSED', undefined, 'the application has shut down');
     if (this.registry) return this.registry;
     validateModuleOptions(this.options);
+    // An app with jobs: their session, once bootstrap has made it (a call from onModuleInit waits for it).
+    if (this.explorer.jobs.length > 0) return this.jobsSession.promise;
     this.operatorSession ??= (async () => {
       const registry = new ZookeeperRegistryCenter(this.options.zookeeper);
-      if (await registry.start()) return registry;
-      await registry.close();
+      let connected = false;
+      try {
+        connected = await registry.start();
+      } finally {
+        if (!connected) await registry.close();
+      }
+      if (connected) return registry;
       throw new RegistryError(
         'CONNECTION_LOSS',
         undefined,
@@ -90,6 +102,7 @@ export class ElasticJobOrchestrator implements OnApplicationBootstrap, OnModuleD
     const registry = new ZookeeperRegistryCenter(this.options.zookeeper);
     const zk = registry.settings;
     this.registry = registry;
+    this.jobsSession.resolve(registry);
     const identity = { ip: this.options.instance?.ip ?? detectLocalIp(), pid: process.pid };
     const settings = {
       waitTimeoutMs: Math.max(10_000, 2 * zk.sessionTimeoutMilliseconds),
@@ -151,6 +164,8 @@ export class ElasticJobOrchestrator implements OnApplicationBootstrap, OnModuleD
   }
 
   async onApplicationShutdown(): Promise<void> {
+    this.shutDown = true;
+    this.jobsSession.reject(new RegistryError('CLOSED', undefined, 'the application has shut down'));
     await this.shutdownAll(0); // no-op when onModuleDestroy ran
     await this.registry?.close();
     const operatorSession = this.operatorSession;

@@ -3,7 +3,7 @@ import type { ZookeeperConfiguration } from '../interfaces/module-options.interf
 import type { JobConfiguration } from '../job/config/job-configuration.js';
 import type { RegistryCenter } from '../registry/registry-center.js';
 import { ZookeeperRegistryCenter } from '../registry/zookeeper-registry-center.js';
-import { validateZookeeperOptions } from '../registry/zookeeper-settings.js';
+import { DEFAULT_ZOOKEEPER_SETTINGS, validateZookeeperOptions } from '../registry/zookeeper-settings.js';
 import { JobConfigurationApi, type JobConfigurationChanges } from './job-configuration.api.js';
 import { JobOperateApi, type OperatedNode } from './job-operate.api.js';
 import { JobStatisticsApi } from './job-statistics.api.js';
@@ -14,6 +14,7 @@ import { ShardingStatisticsApi } from './sharding-statistics.api.js';
 
 /** ElasticJob's six lifecycle APIs over one registry center. */
 interface Apis {
+  registry: RegistryCenter;
   jobStatistics: JobStatisticsApi;
   serverStatistics: ServerStatisticsApi;
   shardingStatistics: ShardingStatisticsApi;
@@ -36,16 +37,28 @@ interface Apis {
  * RegistryError. @publicApi
  */
 export class ElasticJobOperator {
-  private apis: Promise<Apis> | undefined;
+  private apis: Apis | undefined;
+  private closed = false;
 
   private constructor(
     private readonly registry: () => Promise<RegistryCenter>,
+    /** How long a call waits for a connection before it rejects (a disconnected client would hold it). */
+    private readonly connectionTimeoutMs: number,
     private readonly release: () => Promise<void> = async () => undefined,
   ) {}
 
-  /** Over a registry center that stays its owner's: close() leaves it open. */
-  static over(registry: RegistryCenter | (() => Promise<RegistryCenter>)): ElasticJobOperator {
-    return new ElasticJobOperator(typeof registry === 'function' ? registry : async () => registry);
+  /**
+   * Over a registry center that stays its owner's: close() leaves it open. For the module's provider and tests.
+   * @internal
+   */
+  static over(
+    registry: RegistryCenter | (() => Promise<RegistryCenter>),
+    connectionTimeoutMs: number = DEFAULT_ZOOKEEPER_SETTINGS.connectionTimeoutMilliseconds,
+  ): ElasticJobOperator {
+    return new ElasticJobOperator(
+      typeof registry === 'function' ? registry : async () => registry,
+      connectionTimeoutMs,
+    );
   }
 
   /**
@@ -55,8 +68,13 @@ export class ElasticJobOperator {
   static async connect(zookeeper: ZookeeperConfiguration): Promise<ElasticJobOperator> {
     validateZookeeperOptions(zookeeper);
     const registry = new ZookeeperRegistryCenter(zookeeper);
-    if (!(await registry.start())) {
-      await registry.close();
+    let connected = false;
+    try {
+      connected = await registry.start();
+    } finally {
+      if (!connected) await registry.close();
+    }
+    if (!connected) {
       throw new RegistryError(
         'CONNECTION_LOSS',
         undefined,
@@ -66,12 +84,14 @@ export class ElasticJobOperator {
     }
     return new ElasticJobOperator(
       async () => registry,
+      registry.settings.connectionTimeoutMilliseconds,
       () => registry.close(),
     );
   }
 
-  /** Closes the session when it is this operator's own. */
+  /** Closes the session when it is this operator's own; later calls reject with a RegistryError (`CLOSED`). */
   close(): Promise<void> {
+    this.closed = true;
     return this.release();
   }
 
@@ -150,17 +170,31 @@ export class ElasticJobOperator {
     return (await this.api()).jobConfiguration.remove(jobName);
   }
 
-  private api(): Promise<Apis> {
-    this.apis ??= this.registry().then((registry) => ({
-      jobStatistics: new JobStatisticsApi(registry),
-      serverStatistics: new ServerStatisticsApi(registry),
-      shardingStatistics: new ShardingStatisticsApi(registry),
-      jobOperate: new JobOperateApi(registry),
-      shardingOperate: new ShardingOperateApi(registry),
-      jobConfiguration: new JobConfigurationApi(registry),
-    }));
-    // A failed session start is not kept: the next call tries again.
-    this.apis.catch(() => (this.apis = undefined));
+  /**
+   * The APIs over the current session (asked of the source on every call: an app's session ends with the app),
+   * once connected: a call waits up to the connection timeout, then rejects (CONNECTION_LOSS).
+   */
+  private async api(): Promise<Apis> {
+    if (this.closed) throw new RegistryError('CLOSED', undefined, 'this ElasticJobOperator was closed');
+    const registry = await this.registry();
+    if (this.apis?.registry !== registry) {
+      this.apis = {
+        registry,
+        jobStatistics: new JobStatisticsApi(registry),
+        serverStatistics: new ServerStatisticsApi(registry),
+        shardingStatistics: new ShardingStatisticsApi(registry),
+        jobOperate: new JobOperateApi(registry),
+        shardingOperate: new ShardingOperateApi(registry),
+        jobConfiguration: new JobConfigurationApi(registry),
+      };
+    }
+    if (!registry.isConnected() && !(await registry.waitForConnection(this.connectionTimeoutMs))) {
+      throw new RegistryError(
+        'CONNECTION_LOSS',
+        undefined,
+        `not connected to ZooKeeper after waiting ${this.connectionTimeoutMs} ms: check that it runs and is reachable`,
+      );
+    }
     return this.apis;
   }
 }

@@ -1,10 +1,15 @@
-import { InvalidOperationError, JobConfigurationError } from '../errors/elastic-job.errors.js';
+import {
+  InvalidOperationError,
+  JobConfigurationError,
+  JobNotFoundError,
+  RegistryError,
+  registryErrorCode,
+} from '../errors/elastic-job.errors.js';
 import type { ShardedJobOptions } from '../interfaces/sharded-job-options.interface.js';
 import type { JobConfiguration } from '../job/config/job-configuration.js';
 import { resolveJobConfiguration } from '../job/config/job-configuration.validator.js';
-import { fromConfigYaml, StoredConfigProblem, toConfigYaml } from '../job/config/job-configuration.yaml.js';
+import { fromConfigYaml, mergeConfigYaml, StoredConfigProblem } from '../job/config/job-configuration.yaml.js';
 import { BUILT_IN_ERROR_HANDLER_TYPES } from '../job/execution/job-error-handlers.js';
-import { JobNodePath } from '../job/paths.js';
 import { BUILT_IN_SHARDING_STRATEGIES } from '../job/sharding/strategies/sharding-strategies.js';
 import type { RegistryCenter } from '../registry/registry-center.js';
 import { NamespaceReader } from './namespace-reader.js';
@@ -35,7 +40,8 @@ const CHANGEABLE: ReadonlySet<string> = new Set<keyof JobConfigurationChanges>([
  * ElasticJob's JobConfigurationAPI (docs/reference/elasticjob.md §6): the config node, read from ZooKeeper on every
  * call (ElasticJob's reads a cache that may be stale, #2526), updated with the validation `@ShardedJob()` options
  * get, so that no instance has to refuse what an operator wrote. Running instances pick an update up at once:
- * a new cron reschedules, a new shardingTotalCount reshards.
+ * a new cron reschedules, a new shardingTotalCount reshards. Keys this library does not model (a Java job's
+ * `props`, `jobExtraConfigurations`, ...) are kept, and the write is made only over the version that was read.
  */
 export class JobConfigurationApi {
   private readonly read: NamespaceReader;
@@ -49,7 +55,7 @@ export class JobConfigurationApi {
    * a JobConfigurationError naming the field when the stored one cannot be read.
    */
   async get(jobName: string): Promise<JobConfiguration | undefined> {
-    const yaml = await this.read.text(new JobNodePath(jobName).config);
+    const yaml = await this.read.text(this.read.jobPaths(jobName, 'get configuration').config);
     return yaml === undefined ? undefined : this.parse(jobName, yaml);
   }
 
@@ -66,7 +72,10 @@ export class JobConfigurationApi {
           `is not a field that can be changed; use ${[...CHANGEABLE].join(', ')}`,
         );
     }
-    const stored = this.parse(jobName, (await this.read.text(paths.config)) ?? '');
+    const node = await this.registry.getData(paths.config);
+    if (node === undefined) throw new JobNotFoundError(jobName, await this.read.jobNames());
+    const text = node.data.toString('utf8');
+    const stored = this.parse(jobName, text);
     const merged = { ...stored, ...changes, jobName } as ShardedJobOptions;
     // Names the job's instances can resolve: built in, or the custom ones the stored configuration already names.
     const known = {
@@ -74,7 +83,21 @@ export class JobConfigurationApi {
       errorHandlers: [...new Set([...BUILT_IN_ERROR_HANDLER_TYPES, stored.jobErrorHandlerType])],
     };
     const updated = resolveJobConfiguration(merged, known);
-    await this.registry.setData(paths.config, Buffer.from(toConfigYaml(updated), 'utf8'));
+    // Only over what was read: another operator's update meanwhile is not overwritten unseen.
+    try {
+      await this.registry.transaction([
+        { op: 'check', path: paths.config, version: node.stat.version },
+        { op: 'setData', path: paths.config, data: Buffer.from(mergeConfigYaml(text, updated), 'utf8') },
+      ]);
+    } catch (error) {
+      if (registryErrorCode(error) !== 'BAD_VERSION') throw error;
+      throw new RegistryError(
+        'BAD_VERSION',
+        paths.config,
+        `Job '${jobName}': its configuration changed while this update was being made; read it again and retry`,
+        { cause: error },
+      );
+    }
     return updated;
   }
 

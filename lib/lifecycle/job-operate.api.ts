@@ -25,9 +25,14 @@ export class JobOperateApi {
     this.read = new NamespaceReader(registry);
   }
 
-  /** Fires the job now on every online instance (`trigger/{instanceId}`); resolves with the instances reached. */
+  /**
+   * Fires the job now on every online instance: as ElasticJob's InstanceService.triggerAllInstances, `trigger/`
+   * is emptied (triggers left for instances that are gone) and a `trigger/{instanceId}` made for each online one.
+   * Resolves with the instances reached.
+   */
   async trigger(jobName: string): Promise<string[]> {
     const paths = await this.read.requireJob(jobName, 'trigger');
+    await this.registry.removeRecursive(paths.triggers);
     const instances = await this.read.children(paths.instances);
     await Promise.all(
       instances.map(async (id) => {
@@ -85,7 +90,7 @@ export class JobOperateApi {
    * job; IP only → that server in every job where it has a node.
    */
   private async targetServers(target: OperationTarget, operation: string): Promise<OperatedNode[]> {
-    const { jobName, serverIp } = checkTarget(target, operation);
+    const { jobName, serverIp } = checkTarget(target, operation, this.read);
     if (jobName !== undefined) {
       const paths = await this.read.requireJob(jobName, operation);
       const ips = serverIp !== undefined ? [serverIp] : await this.read.children(paths.servers);
@@ -98,7 +103,7 @@ export class JobOperateApi {
 
   /** The online instances of the target (an instance's server is its node's `serverIp`). */
   private async targetInstances(target: OperationTarget, operation: string): Promise<OperatedNode[]> {
-    const { jobName, serverIp } = checkTarget(target, operation);
+    const { jobName, serverIp } = checkTarget(target, operation, this.read);
     if (jobName !== undefined) await this.read.requireJob(jobName, operation);
     const jobs = jobName !== undefined ? [jobName] : await this.read.jobNames();
     const perJob = await Promise.all(
@@ -116,14 +121,10 @@ export class JobOperateApi {
   }
 }
 
-function checkTarget(target: OperationTarget, operation: string): OperationTarget {
+function checkTarget(target: OperationTarget, operation: string, read: NamespaceReader): OperationTarget {
   if (typeof target !== 'object' || target === null || (target.jobName === undefined && target.serverIp === undefined))
     throw new InvalidOperationError(operation, 'target', 'name a jobName, a serverIp, or both');
-  if (target.serverIp !== undefined && (typeof target.serverIp !== 'string' || !/^[^/\s]+$/.test(target.serverIp)))
-    throw new InvalidOperationError(
-      operation,
-      'serverIp',
-      `must be a server's IP, got ${JSON.stringify(target.serverIp)}`,
-    );
+  if (target.serverIp !== undefined) read.checkServerIp(target.serverIp, operation);
+  if (target.jobName !== undefined) read.jobPaths(target.jobName, operation);
   return target;
 }

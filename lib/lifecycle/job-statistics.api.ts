@@ -26,7 +26,7 @@ export class JobStatisticsApi {
 
   /** One job; undefined when it has no config node. */
   async getJobBriefInfo(jobName: string): Promise<JobBriefInfo | undefined> {
-    const paths = new JobNodePath(jobName);
+    const paths = this.read.jobPaths(jobName, 'job brief info');
     const yaml = await this.read.text(paths.config);
     if (yaml === undefined) return undefined;
     const config = readable(yaml);
@@ -43,6 +43,7 @@ export class JobStatisticsApi {
 
   /** The jobs a server takes part in (it has a `servers/{ip}` node there): `DISABLED` or `OK` on that server. */
   async getJobsBriefInfo(serverIp: string): Promise<JobBriefInfo[]> {
+    this.read.checkServerIp(serverIp, 'jobs brief info');
     const infos = await Promise.all(
       (await this.read.jobNames()).map(async (jobName): Promise<JobBriefInfo | undefined> => {
         const paths = new JobNodePath(jobName);

@@ -1,6 +1,7 @@
 import { parse } from 'yaml';
 import { InvalidOperationError, JobNotFoundError } from '../errors/elastic-job.errors.js';
 import { JobNodePath, serverIpOfInstance } from '../job/paths.js';
+import { nodeNameProblem } from '../registry/zookeeper-names.js';
 import type { RegistryReads } from '../registry/registry-center.js';
 
 /**
@@ -46,11 +47,23 @@ export class NamespaceReader {
     return serverIpOfInstance(instanceId);
   }
 
+  /** The job's paths; an InvalidOperationError when the name is not one node name (it may not leave the job). */
+  jobPaths(jobName: string, operation: string): JobNodePath {
+    const problem = typeof jobName === 'string' ? nodeNameProblem(jobName) : 'is not a string';
+    if (problem) throw new InvalidOperationError(operation, 'jobName', `must be a job's name: it ${problem}`);
+    return new JobNodePath(jobName);
+  }
+
+  /** A server IP as a node name; an InvalidOperationError otherwise. */
+  checkServerIp(serverIp: string, operation: string): string {
+    const problem = typeof serverIp === 'string' ? nodeNameProblem(serverIp) : 'is not a string';
+    if (problem) throw new InvalidOperationError(operation, 'serverIp', `must be a server's IP: it ${problem}`);
+    return serverIp;
+  }
+
   /** The job's paths; an InvalidOperationError for a malformed name, a JobNotFoundError when it has no config node. */
   async requireJob(jobName: string, operation: string): Promise<JobNodePath> {
-    if (typeof jobName !== 'string' || jobName === '' || jobName.includes('/'))
-      throw new InvalidOperationError(operation, 'jobName', `must be a job's name, got ${JSON.stringify(jobName)}`);
-    const paths = new JobNodePath(jobName);
+    const paths = this.jobPaths(jobName, operation);
     if (!(await this.exists(paths.config))) throw new JobNotFoundError(jobName, await this.jobNames());
     return paths;
   }

@@ -19,8 +19,11 @@ export class ShardingOperateApi {
     await this.registry.persist(paths.disabled(item), Buffer.alloc(0));
   }
 
+  /** Any item number: a flag left on an item beyond a shrunk shardingTotalCount can be removed too. */
   async enable(jobName: string, item: number): Promise<void> {
-    const paths = await this.item(jobName, item, 'enable item');
+    const paths = await this.read.requireJob(jobName, 'enable item');
+    if (!Number.isInteger(item) || item < 0)
+      throw new InvalidOperationError('enable item', 'item', `must be an integer >= 0, got ${JSON.stringify(item)}`);
     await this.registry.remove(paths.disabled(item));
   }
 

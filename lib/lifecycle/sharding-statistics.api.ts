@@ -1,4 +1,3 @@
-import { JobNodePath } from '../job/paths.js';
 import type { RegistryReads } from '../registry/registry-center.js';
 import type { ShardingInfo, ShardingItemStatus } from './lifecycle.types.js';
 import { NamespaceReader } from './namespace-reader.js';
@@ -13,7 +12,7 @@ export class ShardingStatisticsApi {
 
   /** The job's items as `sharding/` holds them, by item number; empty before its first sharding. */
   async getShardingInfo(jobName: string): Promise<ShardingInfo[]> {
-    const paths = new JobNodePath(jobName);
+    const paths = this.read.jobPaths(jobName, 'sharding info');
     const items = (await this.read.children(paths.sharding))
       .filter((name) => /^\d+$/.test(name))
       .map(Number)

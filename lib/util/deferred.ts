@@ -17,3 +17,15 @@ export function backoffMs(attempt: number, baseMs: number, maxMs: number): numbe
   const ceiling = Math.min(maxMs, baseMs * 2 ** Math.min(attempt, 20));
   return Math.max(baseMs / 2, Math.floor(Math.random() * ceiling));
 }
+
+/** A promise settled from outside: the first resolve or reject wins. Its rejection alone is never "unhandled". */
+export function deferred<T>(): { promise: Promise<T>; resolve(value: T): void; reject(error: unknown): void } {
+  let resolve!: (value: T) => void;
+  let reject!: (error: unknown) => void;
+  const promise = new Promise<T>((res, rej) => {
+    resolve = res;
+    reject = rej;
+  });
+  promise.catch(() => undefined);
+  return { promise, resolve, reject };
+}

@@ -14,7 +14,7 @@ import { ElasticJobOrchestrator } from '../../lib/elastic-job.orchestrator.js';
 import { fourLetterWord } from '../../tools/zookeeper/local-zookeeper.js';
 import { appOptions, bootApp } from '../support/app.js';
 import { appRegistryCenter } from '../support/jobs.js';
-import { hold, observer, releaseAll } from '../support/resources.js';
+import { hold, observer, proxyTo, releaseAll } from '../support/resources.js';
 import { eventually, uniqueNamespace, zkConnect } from '../support/zk.js';
 
 /**
@@ -142,6 +142,11 @@ describe('ElasticJobOperator on a running cluster', () => {
     ]);
     expect(await operator.getJobBriefInfo('no-such-job')).toBeUndefined();
     expect(await operator.getShardingInfo('no-such-job')).toEqual([]);
+    // A name that is not one node name never reaches ZooKeeper (nothing outside a job's subtree is touched).
+    await expect(operator.getJobBriefInfo('steady/config')).rejects.toThrow(InvalidOperationError);
+    await expect(operator.getShardingInfo('..')).rejects.toThrow(InvalidOperationError);
+    await expect(operator.disable({ serverIp: '..' })).rejects.toThrow(InvalidOperationError);
+    await expect(operator.disable({ jobName: 'a b', serverIp: IPS[0] })).rejects.toThrow(/invalid 'jobName'/);
   });
 
   it('disables one item everywhere (sharding/{item}/disabled) and enables it again', async () => {
@@ -165,6 +170,10 @@ describe('ElasticJobOperator on a running cluster', () => {
     await runsAfter(enabledAt, (after) => after.some((run) => run.item === 2), 'item 2 running again');
     await expect(operator.disableItem('steady', 6)).rejects.toThrow(InvalidOperationError);
     await expect(operator.disableItem('steady', 6)).rejects.toThrow(/in 0\.\.5 \(shardingTotalCount 6\)/);
+    // A flag left beyond a shrunk count can still be taken away.
+    await zk.ensurePath('/steady/sharding/9/disabled');
+    await operator.enableItem('steady', 9);
+    expect(await zk.exists('/steady/sharding/9/disabled')).toBeUndefined();
   });
 
   it('disables a job on one server (servers/{ip} = DISABLED): the others take its items; enabled, it takes some back', async () => {
@@ -206,8 +215,12 @@ describe('ElasticJobOperator on a running cluster', () => {
   });
 
   it('triggers a job on every online instance (trigger/{instanceId}): each runs its items once', async () => {
-    const { operator } = await cluster();
+    const { namespace, operator } = await cluster();
+    const zk = await observer(namespace);
+    await zk.ensurePath('/on-demand/trigger/10.7.7.7@-@1'); // left for an instance long gone
     const instances = await operator.trigger('on-demand');
+    // As ElasticJob: the directory emptied first, so a restarted instance with that id is not fired by it.
+    expect(await zk.exists('/on-demand/trigger/10.7.7.7@-@1')).toBeUndefined();
     expect(instances).toEqual(IPS.map((ip) => `${ip}@-@${process.pid}`));
     const fired = await eventually(
       () => runs.filter((run) => run.job === 'on-demand'),
@@ -243,8 +256,22 @@ describe('ElasticJobOperator on a running cluster', () => {
     ).rejects.toThrow(InvalidOperationError);
     expect((await zk.exists('/steady/config'))!.version).toBe(before);
 
+    // Keys a Java job keeps there, which this library does not model: an update must leave them as they are.
+    const javaKeys =
+      'jobExtraConfigurations:\n' +
+      '- !!org.apache.shardingsphere.elasticjob.kernel.tracing.yaml.YamlTracingConfiguration\n' +
+      '  type: RDB\n' +
+      'jobListenerTypes:\n- simpleListener\n' +
+      'props:\n  script.command.line: echo hello\n';
+    const stored = (await zk.getData('/steady/config'))!.data.toString();
+    await zk.setData('/steady/config', Buffer.from(stored + javaKeys));
     const updatedAt = Date.now();
     const updated = await operator.updateJobConfiguration('steady', { shardingTotalCount: 3, description: 'fewer' });
+    const written = (await zk.getData('/steady/config'))!.data.toString();
+    expect(written).toContain('!!org.apache.shardingsphere.elasticjob.kernel.tracing.yaml.YamlTracingConfiguration');
+    expect(written).toContain('script.command.line: echo hello');
+    expect(written).toContain('- simpleListener');
+    expect(written).toContain('shardingTotalCount: 3');
     expect(updated).toMatchObject({ shardingTotalCount: 3, description: 'fewer', cron: '* * * * * *' });
     expect(await operator.getJobConfiguration('steady')).toEqual(updated);
     const later = await runsAfter(
@@ -317,6 +344,7 @@ describe('ElasticJobOperator on a running cluster', () => {
     expect(appRegistryCenter(apps[0]!).isConnected()).toBe(true);
 
     const admin = await bootApp(appOptions(namespace), []); // an operations app, no job of its own
+    hold(() => admin.close());
     const operator = admin.get(ElasticJobOperator);
     expect((await operator.getJobBriefInfo('steady'))?.instanceCount).toBe(3);
     const session = (await admin.get(ElasticJobOrchestrator).operatorRegistry()).getSessionId()!;
@@ -326,5 +354,30 @@ describe('ElasticJobOperator on a running cluster', () => {
     expect(await hasSession()).toBe(true);
     await admin.close();
     await eventually(hasSession, (open) => !open, 5000, "the operator's session closed with the app");
+    await expect(operator.getJobBriefInfo('steady')).rejects.toMatchObject({ code: 'CLOSED' });
+  });
+
+  it('rejects within the connection timeout when the app has lost ZooKeeper, instead of waiting for it', async () => {
+    const namespace = uniqueNamespace('operator-down');
+    const proxy = await proxyTo();
+    const app = await bootApp(
+      appOptions(namespace, {
+        zookeeper: { serverLists: proxy.connectString, namespace, connectionTimeoutMilliseconds: 1000 },
+      }),
+      [OperatedJobs],
+    );
+    hold(() => app.close());
+    const operator = app.get(ElasticJobOperator);
+    expect((await operator.getAllJobsBriefInfo()).length).toBe(2);
+    proxy.cut();
+    await eventually(
+      () => appRegistryCenter(app).isConnected(),
+      (connected) => !connected,
+      10_000,
+      'the app disconnected',
+    );
+    await expect(operator.getAllJobsBriefInfo()).rejects.toMatchObject({ code: 'CONNECTION_LOSS' });
+    proxy.restore();
+    expect((await operator.getAllJobsBriefInfo()).length).toBe(2);
   });
 });

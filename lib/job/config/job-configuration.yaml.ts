@@ -1,4 +1,4 @@
-import { parseDocument, stringify } from 'yaml';
+import { isMap, isScalar, parseDocument, stringify } from 'yaml';
 import { describeError } from '../../errors/elastic-job.errors.js';
 import { fromJavaTimeZone, TimeZoneDialectError, toJavaTimeZone } from '../../schedule/java-time-zone.js';
 import { CronDialectError, fromQuartzCron, toQuartzCron } from '../../schedule/quartz-cron.js';
@@ -10,6 +10,52 @@ import type { JobConfiguration } from './job-configuration.js';
  * boolean written (a Java reader takes a missing boolean as false).
  */
 export function toConfigYaml(config: JobConfiguration): string {
+  return stringify(configPojo(config), { sortMapEntries: true, singleQuote: true, lineWidth: 0 });
+}
+
+/**
+ * The stored config node with the fields this library writes replaced by `config`'s, in place: keys it does not
+ * model (Java's `props`, `jobExtraConfigurations` with their tags, `jobListenerTypes`, ...) are kept as they are,
+ * so that an update made here does not break a Java job's settings. Keys stay in alphabetical order.
+ */
+export function mergeConfigYaml(stored: string, config: JobConfiguration): string {
+  const document = parseDocument(stored, { customTags: [], logLevel: 'silent', uniqueKeys: true });
+  if (document.errors.length > 0 || !isMap(document.contents)) return toConfigYaml(config);
+  const ours = configPojo(config);
+  for (const key of WRITTEN_KEYS) {
+    if (key in ours) document.set(key, ours[key]);
+    else document.delete(key);
+  }
+  const keyOf = (pair: { key: unknown }): string => String(isScalar(pair.key) ? pair.key.value : pair.key);
+  document.contents.items.sort((a, b) => (keyOf(a) < keyOf(b) ? -1 : keyOf(a) > keyOf(b) ? 1 : 0));
+  return document.toString({ singleQuote: true, lineWidth: 0 });
+}
+
+/** Every key configPojo may write (a default strategy or handler is written as no key). */
+const WRITTEN_KEYS = [
+  'cron',
+  'description',
+  'disabled',
+  'failover',
+  'jobErrorHandlerType',
+  'jobName',
+  'jobParameter',
+  'jobShardingStrategyType',
+  'maxTimeDiffSeconds',
+  'misfire',
+  'monitorExecution',
+  'overwrite',
+  'reconcileIntervalMinutes',
+  'shardingItemParameters',
+  'shardingTotalCount',
+  'staticSharding',
+  'timeZone',
+] as const;
+
+/** The config node's fields as ElasticJob's JobConfigurationPOJO holds them, nulls (undefined) left out. */
+function configPojo(
+  config: JobConfiguration,
+): Partial<Record<(typeof WRITTEN_KEYS)[number], string | number | boolean>> {
   const pojo: Record<string, string | number | boolean | undefined> = {
     // Quartz's dialect, as ElasticJob stores it: Java instances read this node (quartz-cron.ts).
     cron: toQuartzCron(config.cron),
@@ -34,8 +80,7 @@ export function toConfigYaml(config: JobConfiguration): string {
     // GMT offsets where Java can read them (java-time-zone.ts).
     timeZone: toJavaTimeZone(config.timeZone),
   };
-  const present = Object.fromEntries(Object.entries(pojo).filter(([, value]) => value !== undefined));
-  return stringify(present, { sortMapEntries: true, singleQuote: true, lineWidth: 0 });
+  return Object.fromEntries(Object.entries(pojo).filter(([, value]) => value !== undefined));
 }
 
 /** The fields of a config node we act on, as ElasticJob's JobConfigurationPOJO reads them (missing booleans: false). */
