@@ -1,5 +1,5 @@
 import type { Logger } from '@nestjs/common';
-import { CoordinationTimeoutError } from '../../errors/elastic-job.errors.js';
+import { CoordinationTimeoutError, RegistryError } from '../../errors/elastic-job.errors.js';
 import { LeaderLatch } from '../../registry/leader-latch.js';
 import type { NodeData, NodeMode, NodeStat, TransactionOp } from '../../registry/registry.types.js';
 import { TreeCache, type TreeEvent } from '../../registry/tree-cache.js';
@@ -89,7 +89,39 @@ export class JobNodeStorage {
 
   /** Creates (with parents) or overwrites a persistent node. */
   async persist(path: string, value: string): Promise<void> {
-    await this.registry.persist(path, utf8(value));
+    try {
+      await this.registry.setData(path, utf8(value));
+    } catch (error) {
+      if (registryErrorCode(error) !== 'NO_NODE') throw error;
+      await this.refuseIfRemoved(path);
+      await this.registry.persist(path, utf8(value));
+    }
+  }
+
+  /** Creates the node, and its parents when missing, unless the job was removed meanwhile (see refuseIfRemoved). */
+  private async createWithParents(path: string, data: Buffer, mode: NodeMode): Promise<string> {
+    try {
+      return await this.registry.create(path, data, mode);
+    } catch (error) {
+      if (registryErrorCode(error) !== 'NO_NODE') throw error;
+      await this.refuseIfRemoved(path);
+      return this.registry.createWithParents(path, data, mode);
+    }
+  }
+
+  /**
+   * A missing parent is made again only while the job's config node exists: ElasticJob's removeJobConfiguration
+   * (and ours) deletes the job's whole tree, and a reaction racing it (a resharding flag, a failover item, an
+   * election) must not put pieces of a removed job back. Costs a read only when a parent is missing.
+   */
+  private async refuseIfRemoved(path: string): Promise<void> {
+    if (path === this.paths.root || path === this.paths.config) return; // the job's own set-up
+    if ((await this.registry.exists(this.paths.config)) !== undefined) return;
+    throw new RegistryError(
+      'NO_NODE',
+      path,
+      `${this.fullPath(path)} not written: the job's config node is gone (the job was removed from ZooKeeper)`,
+    );
   }
 
   /**
@@ -102,10 +134,7 @@ export class JobNodeStorage {
     if (cached === value) return;
     try {
       if (cached === undefined)
-        await this.writeThrough(
-          [{ path, data: utf8(value) }],
-          this.registry.createWithParents(path, utf8(value), 'PERSISTENT'),
-        );
+        await this.writeThrough([{ path, data: utf8(value) }], this.createWithParents(path, utf8(value), 'PERSISTENT'));
       else await this.registry.setData(path, utf8(value));
     } catch (error) {
       const code = registryErrorCode(error);
@@ -117,10 +146,7 @@ export class JobNodeStorage {
   /** Creates a persistent node if it is missing; leaves an existing one alone. */
   async createIfNeeded(path: string, value = ''): Promise<void> {
     try {
-      await this.writeThrough(
-        [{ path, data: utf8(value) }],
-        this.registry.createWithParents(path, utf8(value), 'PERSISTENT'),
-      );
+      await this.writeThrough([{ path, data: utf8(value) }], this.createWithParents(path, utf8(value), 'PERSISTENT'));
     } catch (error) {
       if (registryErrorCode(error) !== 'NODE_EXISTS') throw error;
     }
@@ -133,10 +159,7 @@ export class JobNodeStorage {
   /** Creates an ephemeral node; false when it already exists (whoever owns it). */
   async createEphemeralIfAbsent(path: string, value: string): Promise<boolean> {
     try {
-      await this.writeThrough(
-        [{ path, data: utf8(value) }],
-        this.registry.createWithParents(path, utf8(value), 'EPHEMERAL'),
-      );
+      await this.writeThrough([{ path, data: utf8(value) }], this.createWithParents(path, utf8(value), 'EPHEMERAL'));
       return true;
     } catch (error) {
       if (registryErrorCode(error) === 'NODE_EXISTS') return false;
@@ -146,10 +169,7 @@ export class JobNodeStorage {
 
   async persistEphemeral(path: string, value: string): Promise<void> {
     try {
-      await this.writeThrough(
-        [{ path, data: utf8(value) }],
-        this.registry.createWithParents(path, utf8(value), 'EPHEMERAL'),
-      );
+      await this.writeThrough([{ path, data: utf8(value) }], this.createWithParents(path, utf8(value), 'EPHEMERAL'));
     } catch (error) {
       if (registryErrorCode(error) !== 'NODE_EXISTS') throw error;
       const existing = await this.registry.getData(path);
@@ -158,7 +178,7 @@ export class JobNodeStorage {
         return;
       }
       await this.registry.remove(path);
-      await this.registry.createWithParents(path, utf8(value), 'EPHEMERAL');
+      await this.createWithParents(path, utf8(value), 'EPHEMERAL');
     }
   }
 
