@@ -1,9 +1,10 @@
 /**
  * The sample cluster: 3 instances of sample/main.ts on one ZooKeeper (a throwaway local one when ZK_CONNECT is
  * unset). After 12 s one instance is stopped (SIGTERM) and the items move to the two others; a summary of who
- * ran which item, and the ZooKeeper tree, are printed. `--keep` keeps the cluster running until Ctrl-C.
+ * ran which item, what the operator CLI (`npx nestjs-elastic-job`) showed while three ran, and the ZooKeeper tree,
+ * are printed. `--keep` keeps the cluster running until Ctrl-C.
  */
-import { spawn, type ChildProcess } from 'node:child_process';
+import { execFile, spawn, type ChildProcess } from 'node:child_process';
 import { ZookeeperRegistryCenter } from '../lib/registry/zookeeper-registry-center.js';
 import { dumpTree } from '../tools/zookeeper/dump-tree.js';
 import { LocalZookeeper } from '../tools/zookeeper/local-zookeeper.js';
@@ -36,6 +37,22 @@ function startInstance(name: string, index: number, zkConnect: string, namespace
   child.stdout?.on('data', onData);
   child.stderr?.on('data', onData);
   return child;
+}
+
+/** What the package's CLI prints for these commands, each under the command line an operator would type. */
+async function operatorView(zkConnect: string, namespace: string, commands: string[][]): Promise<string> {
+  const blocks: string[] = [];
+  for (const command of commands) {
+    const output = await new Promise<string>((resolve) => {
+      execFile(
+        process.execPath,
+        ['build/lib/cli/main.js', ...command, '--zk', zkConnect, '--namespace', namespace],
+        (error, stdout, stderr) => resolve(error ? `${stdout}${stderr}(exit ${error.code})\n` : stdout),
+      );
+    });
+    blocks.push(`$ npx nestjs-elastic-job ${command.join(' ')} --namespace ${namespace}\n${output}`);
+  }
+  return blocks.join('\n');
 }
 
 function summary(): void {
@@ -83,6 +100,7 @@ async function main(): Promise<void> {
   process.once('SIGINT', () => void stopAll().then(() => process.exit(0)));
 
   await new Promise((r) => setTimeout(r, PHASE_MS));
+  const withThree = await operatorView(zkConnect, namespace, [['jobs'], ['servers'], ['sharding', 'region-report']]);
   process.stdout.write(`\n=== stopping alpha (SIGTERM): its items move to bravo and charlie ===\n\n`);
   const alpha = children[0]!;
   await new Promise<void>((resolve) => {
@@ -97,6 +115,7 @@ async function main(): Promise<void> {
   const tree = await dumpTree(registry, '/');
   await registry.close();
   summary();
+  process.stdout.write(`\nThe operator's view while alpha, bravo and charlie ran:\n\n${withThree}`);
   process.stdout.write(`\nZooKeeper tree of /${namespace}:\n${tree.join('\n')}\n`);
   if (keep) {
     process.stdout.write('\n--keep: cluster keeps running; Ctrl-C to stop.\n');
