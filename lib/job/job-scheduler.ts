@@ -453,7 +453,8 @@ export class JobScheduler {
         await this.stopByOperator(`the job was removed from ZooKeeper (${storage.fullPath(paths.config)} is gone)`);
       return;
     }
-    if ((await storage.direct.exists(paths.instances)) === undefined) {
+    // The directory gone, or seen gone and already put back by a peer: an accident (zkCli deleteall, a console).
+    if (this.instances.wentWithDirectory() || (await storage.direct.exists(paths.instances)) === undefined) {
       // Only while the config node is there, in one request: a removal of the whole job (Curator deletes children
       // one by one, `instances` maybe before `config`) must not be undone by our putting the directory back.
       if (!(await this.instances.restoreAfterAccident(paths.config))) {

@@ -308,9 +308,10 @@ describe('the executor state machine (JobScheduler on the fake registry, fake ti
     const job = await startJob('2026-01-01T00:00:00.500Z', { cron: '0 0 0 1 1 *' });
     const instances = (job.scheduler as unknown as { instances: InstanceService }).instances;
     const other = await job.zk.connect('ns');
-    // A removal in progress (Curator deletes children one by one): instances gone, then config.
-    await other.removeRecursive('/job/instances');
+    // A removal in progress: the config gone, then the instances (the job's own reaction then stops it).
     await other.remove('/job/config');
+    await other.removeRecursive('/job/instances');
+    await settle(job);
     expect(await instances.restoreAfterAccident('/job/config')).toBe(false);
     expect(job.zk.get('/ns/job/instances')).toBeUndefined();
     // An accident (config still there): directory and node back together.

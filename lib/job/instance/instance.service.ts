@@ -12,6 +12,11 @@ export class InstanceService {
    * The session our instance node was last created on (16 hex digits): only that session can see it deleted by hand.
    */
   private createdOnSession: string | undefined;
+  /**
+   * The whole `instances` directory was seen deleted since our node was last created: a deletion of our node
+   * then is that accident's (a peer may have put the directory back already), not an operator's shutdown.
+   */
+  private directoryDeletedSinceCreated = false;
 
   constructor(
     private readonly ctx: JobContext,
@@ -28,6 +33,17 @@ export class InstanceService {
     await this.ctx.storage.persistEphemeral(this.ctx.paths.instance(this.ctx.instanceId), this.localInstanceValue());
     // An answer on another session than the request's is not one (the registry fails requests on session loss).
     if (session === this.ctx.connection.getSessionId()) this.createdOnSession = session;
+    this.directoryDeletedSinceCreated = false;
+  }
+
+  /** The cache saw the `instances` directory itself deleted. */
+  onDirectoryDeleted(): void {
+    this.directoryDeletedSinceCreated = true;
+  }
+
+  /** Whether our node went with the whole directory (see directoryDeletedSinceCreated). */
+  wentWithDirectory(): boolean {
+    return this.directoryDeletedSinceCreated;
   }
 
   /**
@@ -48,6 +64,7 @@ export class InstanceService {
       try {
         await storage.transaction([{ op: 'check', path: config }, ...ops]);
         this.createdOnSession = this.ctx.connection.getSessionId();
+        this.directoryDeletedSinceCreated = false;
         return true;
       } catch (error) {
         const code = registryErrorCode(error);

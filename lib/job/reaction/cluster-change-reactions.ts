@@ -84,6 +84,8 @@ export class ClusterChangeReactions {
     if ((membershipChanged || becameLeader) && !this.sharding.isStaticallySharded(this.config.load()))
       this.run('resharding flag', () => this.sharding.setReshardingFlag());
     if (event.path === paths.config && event.type !== 'DELETED') this.onConfigChanged();
+    // Before the instance check below runs (it awaits a read): a deletion of the whole directory is known to it.
+    if (event.path === paths.instances && event.type === 'DELETED') this.instances.onDirectoryDeleted();
     if (event.path === paths.instance(this.ctx.instanceId) && event.type === 'DELETED') {
       this.run('instance node check', () => this.hooks.onOwnInstanceDeleted());
     }
