@@ -1,5 +1,5 @@
 import { Injectable } from '@nestjs/common';
-import { ElasticJobError } from './errors/elastic-job.errors.js';
+import { JobNotFoundError, RegistryError, withinBound } from './errors/elastic-job.errors.js';
 import { ElasticJobOrchestrator } from './elastic-job.orchestrator.js';
 import type { JobStatus } from './job/job-scheduler.js';
 
@@ -12,25 +12,35 @@ export class ElasticJobRegistry {
     return [...this.orchestrator.jobs.keys()];
   }
 
-  /** Registration, leadership, assigned and running items of a job on this instance. */
+  /** Registration, leadership, assigned and running items of a job on this instance; JobNotFoundError if none. */
   getJobStatus(jobName: string): JobStatus {
     return this.scheduler(jobName).status();
   }
 
   /**
    * Fires the job now on every live instance of the cluster (ElasticJob's trigger: one `trigger/{instanceId}` node
-   * each). An instance whose firing is running runs once more after it. Resolves with the number of instances.
+   * each). An instance whose firing is running runs once more after it. Resolves with the number of instances;
+   * rejects with a JobNotFoundError for a name this app has no job of, and with a RegistryError
+   * (`CONNECTION_LOSS`) when ZooKeeper does not answer within the connection timeout.
    */
-  trigger(jobName: string): Promise<number> {
-    return this.scheduler(jobName).triggerAllInstances();
+  async trigger(jobName: string): Promise<number> {
+    const scheduler = this.scheduler(jobName);
+    const registry = this.orchestrator.registryCenter;
+    const timeoutMs = registry?.settings.connectionTimeoutMilliseconds ?? 0;
+    if (!registry || !(registry.isConnected() || (await registry.waitForConnection(timeoutMs)))) {
+      throw new RegistryError(
+        'CONNECTION_LOSS',
+        undefined,
+        `Job '${jobName}': cannot trigger, not connected to ZooKeeper (waited ${timeoutMs} ms); try again once it is`,
+      );
+    }
+    return withinBound(scheduler.triggerAllInstances(), timeoutMs, `Job '${jobName}': trigger`);
   }
 
+  /** A job of this app; a JobNotFoundError otherwise (none before bootstrap). */
   private scheduler(jobName: string) {
     const scheduler = this.orchestrator.jobs.get(jobName);
-    if (!scheduler)
-      throw new ElasticJobError(
-        `No sharded job named '${jobName}' on this instance; known: ${this.getJobNames().join(', ') || 'none'}`,
-      );
+    if (!scheduler) throw new JobNotFoundError(jobName, this.getJobNames(), 'app');
     return scheduler;
   }
 

@@ -37,18 +37,48 @@ export class JobConflictError extends ElasticJobError {
   }
 }
 
-/** An operation names a job the namespace does not hold (no `/{job}/config` node). */
+/**
+ * A call names a job that is not there: in the namespace (no `/{job}/config` node: the operator API), or among the
+ * `@ShardedJob()` methods of this app (ElasticJobRegistry).
+ */
 export class JobNotFoundError extends ElasticJobError {
   constructor(
     readonly jobName: string,
-    /** The namespace's jobs, for the message. */
+    /** The jobs there are, for the message. */
     known: readonly string[],
+    where: 'namespace' | 'app' = 'namespace',
   ) {
     super(
-      `No job named '${jobName}' in this namespace (it has no config node); jobs there: ` +
-        `${known.length > 0 ? known.join(', ') : 'none'}. Check the name and the namespace.`,
+      where === 'namespace'
+        ? `No job named '${jobName}' in this namespace (it has no config node); jobs there: ` +
+            `${known.length > 0 ? known.join(', ') : 'none'}. Check the name and the namespace.`
+        : `No @ShardedJob() named '${jobName}' in this app; its jobs: ${known.length > 0 ? known.join(', ') : 'none'}` +
+            ` (there are none before the application has bootstrapped).`,
     );
   }
+}
+
+/**
+ * Resolves as `work` does, or rejects with a RegistryError (`CONNECTION_LOSS`) after `timeoutMs`: the ZooKeeper
+ * client holds a request until it reconnects, and a public call must not wait that long. `work` itself goes on.
+ */
+export function withinBound<T>(work: Promise<T>, timeoutMs: number, what: string): Promise<T> {
+  let timer: NodeJS.Timeout | undefined;
+  const bound = new Promise<never>((_, reject) => {
+    timer = setTimeout(
+      () =>
+        reject(
+          new RegistryError(
+            'CONNECTION_LOSS',
+            undefined,
+            `${what}: no answer from ZooKeeper within ${timeoutMs} ms; check that it runs and is reachable`,
+          ),
+        ),
+      timeoutMs,
+    );
+  });
+  work.catch(() => undefined); // a late failure after the bound is not an unhandled rejection
+  return Promise.race([work, bound]).finally(() => clearTimeout(timer));
 }
 
 /** An operator call's argument is wrong: which operation, which argument, and what it must be. */

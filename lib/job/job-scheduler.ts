@@ -7,6 +7,7 @@ import {
   JobConfigurationError,
   JobConflictError,
   registryErrorCode,
+  withinBound,
 } from '../errors/elastic-job.errors.js';
 import type { JobErrorHandler, JobShardingStrategy } from '../interfaces/sharded-job-options.interface.js';
 import { JobPlugins } from './plugins/job-plugins.js';
@@ -90,6 +91,9 @@ export interface JobHealth {
   since: Date;
   lastError?: string;
 }
+
+/** How long a shutdown's deregistration (markers, leader and instance nodes) may take in all. */
+const DEREGISTRATION_BOUND_MS = 5_000;
 
 /**
  * The life of one job on this instance (ElasticJob's JobScheduler + SetUpFacade + SchedulerFacade, docs/SPEC.md §3):
@@ -420,8 +424,14 @@ export class JobScheduler {
         ['remove leader node', () => this.leader.removeLeader()],
         ['remove instance node', () => this.instances.removeInstance()],
       ];
+      // Bounded all together: a silent partition must not hold the app's shutdown (the client holds requests until
+      // it reconnects). What is not removed goes with the session; peers then wait for its timeout, as for a crash.
+      const deadline = Date.now() + Math.min(this.ctx.connection.sessionTimeoutMs, DEREGISTRATION_BOUND_MS);
       for (const [what, step] of steps) {
-        await step().catch((error: unknown) =>
+        const left = deadline - Date.now();
+        const done =
+          left > 0 ? withinBound(step(), left, `shutdown: ${what}`) : Promise.reject(new Error('no time left'));
+        await done.catch((error: unknown) =>
           this.ctx.logger.warn(`shutdown: could not ${what}: ${describeError(error)}`),
         );
       }

@@ -1,4 +1,4 @@
-import { RegistryError } from '../errors/elastic-job.errors.js';
+import { RegistryError, withinBound } from '../errors/elastic-job.errors.js';
 import type { ZookeeperConfiguration } from '../interfaces/module-options.interface.js';
 import type { JobConfiguration } from '../job/config/job-configuration.js';
 import type { RegistryCenter } from '../registry/registry-center.js';
@@ -99,75 +99,80 @@ export class ElasticJobOperator {
 
   /** Every job of the namespace, by name (ElasticJob's getAllJobsBriefInfo). */
   async getAllJobsBriefInfo(): Promise<JobBriefInfo[]> {
-    return (await this.api()).jobStatistics.getAllJobsBriefInfo();
+    return this.run('getAllJobsBriefInfo', (apis) => apis.jobStatistics.getAllJobsBriefInfo());
   }
 
   async getJobBriefInfo(jobName: string): Promise<JobBriefInfo | undefined> {
-    return (await this.api()).jobStatistics.getJobBriefInfo(jobName);
+    return this.run('getJobBriefInfo', (apis) => apis.jobStatistics.getJobBriefInfo(jobName));
   }
 
   /** The jobs one server takes part in, with its status and instances there. */
   async getJobsBriefInfo(serverIp: string): Promise<JobBriefInfo[]> {
-    return (await this.api()).jobStatistics.getJobsBriefInfo(serverIp);
+    return this.run('getJobsBriefInfo', (apis) => apis.jobStatistics.getJobsBriefInfo(serverIp));
   }
 
   async getAllServersBriefInfo(): Promise<ServerBriefInfo[]> {
-    return (await this.api()).serverStatistics.getAllServersBriefInfo();
+    return this.run('getAllServersBriefInfo', (apis) => apis.serverStatistics.getAllServersBriefInfo());
   }
 
   async getShardingInfo(jobName: string): Promise<ShardingInfo[]> {
-    return (await this.api()).shardingStatistics.getShardingInfo(jobName);
+    return this.run('getShardingInfo', (apis) => apis.shardingStatistics.getShardingInfo(jobName));
   }
 
   // ---------------------------------------------------------------- operations
 
   /** Fires the job now on every online instance; resolves with their ids. */
   async trigger(jobName: string): Promise<string[]> {
-    return (await this.api()).jobOperate.trigger(jobName);
+    return this.run('trigger', (apis) => apis.jobOperate.trigger(jobName));
   }
 
   /** Disables a job on every server, a server in every job, or one job on one server. */
   async disable(target: OperationTarget): Promise<OperatedNode[]> {
-    return (await this.api()).jobOperate.disable(target);
+    return this.run('disable', (apis) => apis.jobOperate.disable(target));
   }
 
   async enable(target: OperationTarget): Promise<OperatedNode[]> {
-    return (await this.api()).jobOperate.enable(target);
+    return this.run('enable', (apis) => apis.jobOperate.enable(target));
   }
 
   /** Stops the job on the target's instances (their processes go on); peers take the items over. */
   async shutdown(target: OperationTarget): Promise<OperatedNode[]> {
-    return (await this.api()).jobOperate.shutdown(target);
+    return this.run('shutdown', (apis) => apis.jobOperate.shutdown(target));
   }
 
   /** Shutdown, and the target's server nodes deleted. */
   async remove(target: OperationTarget): Promise<OperatedNode[]> {
-    return (await this.api()).jobOperate.remove(target);
+    return this.run('remove', (apis) => apis.jobOperate.remove(target));
   }
 
   /** Keeps one item from running anywhere until enabled again. */
   async disableItem(jobName: string, item: number): Promise<void> {
-    return (await this.api()).shardingOperate.disable(jobName, item);
+    return this.run('disable', (apis) => apis.shardingOperate.disable(jobName, item));
   }
 
   async enableItem(jobName: string, item: number): Promise<void> {
-    return (await this.api()).shardingOperate.enable(jobName, item);
+    return this.run('enable', (apis) => apis.shardingOperate.enable(jobName, item));
   }
 
   // ---------------------------------------------------------------- configuration
 
   async getJobConfiguration(jobName: string): Promise<JobConfiguration | undefined> {
-    return (await this.api()).jobConfiguration.get(jobName);
+    return this.run('get', (apis) => apis.jobConfiguration.get(jobName));
   }
 
   /** Validated as `@ShardedJob()` options are, then written; running instances reschedule or reshard at once. */
   async updateJobConfiguration(jobName: string, changes: JobConfigurationChanges): Promise<JobConfiguration> {
-    return (await this.api()).jobConfiguration.update(jobName, changes);
+    return this.run('update', (apis) => apis.jobConfiguration.update(jobName, changes));
   }
 
   /** Deletes the job's whole tree. */
   async removeJob(jobName: string): Promise<void> {
-    return (await this.api()).jobConfiguration.remove(jobName);
+    return this.run('remove', (apis) => apis.jobConfiguration.remove(jobName));
+  }
+
+  /** One call, bounded: it rejects with CONNECTION_LOSS when ZooKeeper does not answer within the timeout. */
+  private async run<T>(what: string, call: (apis: Apis) => Promise<T>): Promise<T> {
+    return withinBound(call(await this.api()), this.connectionTimeoutMs, what);
   }
 
   /**
