@@ -60,6 +60,8 @@ describe('resolveJobConfiguration', () => {
     ['shardingItemParameters', { shardingItemParameters: 'x=a' }, /not a non-negative integer/],
     ['shardingItemParameters', { shardingItemParameters: '0=a,7=b' }, /outside 0..2/],
     ['shardingItemParameters', { shardingItemParameters: { 5: 'e' } }, /outside/],
+    ['shardingItemParameters', { shardingItemParameters: '0=a,1=b,0=c' }, /item 0 is given twice \('0=a' and '0=c'\)/],
+    ['shardingItemParameters', { shardingItemParameters: { 0: 'a', '00': 'b' } }, /item 0 is given twice/],
     ['jobShardingStrategyType', { jobShardingStrategyType: 'RANDOM' }, /unknown strategy 'RANDOM'/],
     ['jobShardingStrategyType', { jobShardingStrategyType: { type: 'X' } }, /sharding/],
     ['jobErrorHandlerType', { jobErrorHandlerType: 'EMAIL' }, /unknown error handler 'EMAIL'/],

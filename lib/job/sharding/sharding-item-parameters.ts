@@ -11,6 +11,7 @@ export function parseShardingItemParameters(
     for (const [key, parameter] of Object.entries(value)) {
       if (!/^\d+$/.test(key.trim())) return `key '${key}' is not a non-negative integer`;
       if (typeof parameter !== 'string') return `the value of item ${key} must be a string`;
+      if (result.has(Number(key))) return `item ${Number(key)} is given twice: give each item one parameter`;
       result.set(Number(key), parameter);
     }
     return result;
@@ -22,7 +23,10 @@ export function parseShardingItemParameters(
     if (parts.length !== 2 || parts[1] === '') return `'${value}' format error, should be int=xx,int=xx`;
     const key = parts[0]!.trim();
     if (!/^\d+$/.test(key)) return `key '${key}' is not a non-negative integer`;
-    result.set(Number(key), parts[1]!.trim());
+    const item = Number(key);
+    if (result.has(item))
+      return `item ${item} is given twice ('${item}=${result.get(item)}' and '${entry.trim()}'): give each item one parameter`;
+    result.set(item, parts[1]!.trim());
   }
   return result;
 }
