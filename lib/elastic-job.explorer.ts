@@ -23,6 +23,16 @@ export class ElasticJobExplorer implements OnModuleInit {
   ) {}
 
   onModuleInit(): void {
+    // Two forRoot() imports make two sessions registering the same instance id for every job: refused here.
+    const modules = this.discovery.getProviders().filter((wrapper) => wrapper.instance instanceof ElasticJobExplorer);
+    if (modules.length > 1) {
+      throw new JobConfigurationError(
+        undefined,
+        'ElasticJobModule',
+        `is imported with forRoot()/forRootAsync() ${modules.length} times in this app: import it once, in the root ` +
+          `module (with isGlobal: true, or re-exported, for ElasticJobRegistry and ElasticJobOperator elsewhere)`,
+      );
+    }
     this.definitions = this.explore();
   }
 

@@ -100,6 +100,19 @@ describe('ElasticJobModule in one process against a real ZooKeeper', () => {
     expect((await zk.exists(`/quiet/servers/${servers[0]}`))?.version).toBe(0);
   });
 
+  it('refuses a second forRoot() in one app before anything is written (two sessions, one instance id)', async () => {
+    const namespace = uniqueNamespace('twice');
+    @Module({ imports: [ElasticJobModule.forRoot(zkOptions(namespace))] })
+    class ReportsModule {}
+    @Module({ imports: [ElasticJobModule.forRoot(zkOptions(namespace)), ReportsModule], providers: [EverySecondJobs] })
+    class AppModule {}
+    const moduleRef = await Test.createTestingModule({ imports: [AppModule] }).compile();
+    closers.push(() => moduleRef.close());
+    await expect(moduleRef.init()).rejects.toThrow(JobConfigurationError);
+    await expect(moduleRef.init()).rejects.toThrow(/imported with forRoot\(\)\/forRootAsync\(\) 2 times/);
+    expect(await rootChildren()).not.toContain(namespace);
+  });
+
   it('registers the ElasticJob layout and runs every item once per firing with its parameter', async () => {
     const namespace = uniqueNamespace('module');
     calls.length = 0;
