@@ -37,13 +37,14 @@ export function validateZookeeperOptions(zk: ZookeeperConfiguration): void {
         `${JSON.stringify(zk.serverLists)})`,
     );
   }
-  const namespaceProblem = typeof zk.namespace === 'string' ? nodeNameProblem(zk.namespace) : 'is not a string';
+  const namespaceProblem = typeof zk.namespace === 'string' ? namespacePathProblem(zk.namespace) : 'is not a string';
   if (namespaceProblem)
     fail(
       'zookeeper.namespace',
-      `must be one ZooKeeper node name: it ${namespaceProblem} (got ${JSON.stringify(zk.namespace)})`,
+      `must be a ZooKeeper node name, or several joined by '/' (a nested namespace, as Curator allows): it ` +
+        `${namespaceProblem} (got ${JSON.stringify(zk.namespace)})`,
     );
-  if (zk.namespace === RESERVED_ROOT_NODE && servers.chroot === '') {
+  if (zk.namespace.split('/')[0] === RESERVED_ROOT_NODE && servers.chroot === '') {
     fail(
       'zookeeper.namespace',
       `'${RESERVED_ROOT_NODE}' is ZooKeeper's own subtree (quotas, cluster config): choose another namespace`,
@@ -63,4 +64,16 @@ export function validateZookeeperOptions(zk: ZookeeperConfiguration): void {
     fail('zookeeper.maxRetries', `must be an integer >= 0, got ${JSON.stringify(zk.maxRetries)}`);
   if (zk.digest !== undefined && (typeof zk.digest !== 'string' || !/^[^:]+:.+$/.test(zk.digest)))
     fail('zookeeper.digest', 'must be "user:password"');
+}
+
+/** What is wrong with a namespace: one node name, or several joined by '/' (`team/billing`); undefined if fine. */
+export function namespacePathProblem(namespace: string): string | undefined {
+  if (namespace.startsWith('/')) return `starts with '/': write it without, as '${namespace.replace(/^\/+/, '')}'`;
+  if (namespace.endsWith('/')) return "ends with '/'";
+  if (namespace.trim() !== namespace) return 'has whitespace around it';
+  for (const segment of namespace.split('/')) {
+    const problem = nodeNameProblem(segment);
+    if (problem) return namespace.includes('/') ? `has a part '${segment}' that ${problem}` : problem;
+  }
+  return undefined;
 }

@@ -272,10 +272,22 @@ describe('ElasticJobModule in one process against a real ZooKeeper', () => {
       /ZooKeeper's own subtree/,
     ],
     [
-      'a namespace with a slash',
-      () => ({ serverLists: zkConnect(), namespace: `${uniqueNamespace('slash')}/b` }),
+      'a namespace with a leading slash',
+      () => ({ serverLists: zkConnect(), namespace: `/${uniqueNamespace('leading')}` }),
       'zookeeper.namespace',
-      /contains '\/'/,
+      /starts with '\/': write it without, as 'leading-/,
+    ],
+    [
+      'a nested namespace with an empty part',
+      () => ({ serverLists: zkConnect(), namespace: `${uniqueNamespace('empty-part')}//b` }),
+      'zookeeper.namespace',
+      /has a part '' that is empty/,
+    ],
+    [
+      'a namespace with whitespace around it',
+      () => ({ serverLists: zkConnect(), namespace: `${uniqueNamespace('spaced')} ` }),
+      'zookeeper.namespace',
+      /has whitespace around it/,
     ],
     [
       'a namespace with a character ZooKeeper refuses',
@@ -303,7 +315,7 @@ describe('ElasticJobModule in one process against a real ZooKeeper', () => {
       expect((error as Error).message).toMatch(message);
       // Nothing written: no /zookeeper/j for the reserved namespace; else no top-level node starting with the
       // namespace's (unique) name ('.' and '..' name no node).
-      const name = options.namespace.split(/[/\ud800]/)[0]!;
+      const name = options.namespace.replace(/^\/+/, '').split(/[/\ud800 ]/)[0]!;
       const leftovers =
         options.namespace === 'zookeeper'
           ? (await (await reservedNamespace()).exists('/j')) === undefined
@@ -313,6 +325,23 @@ describe('ElasticJobModule in one process against a real ZooKeeper', () => {
       expect(leftovers).toEqual([]);
     },
   );
+
+  it('accepts a nested namespace (a/b), as Curator and ElasticJob do: the jobs live under it', async () => {
+    const parent = uniqueNamespace('nested');
+    const namespace = `${parent}/billing`;
+    calls.length = 0;
+    await boot(namespace, [EverySecondJobs]);
+    await eventually(
+      () => new Set(calls.map((c) => c.shardingItem)).size,
+      (items) => items === 3,
+      15_000,
+      'every item run under the nested namespace',
+    );
+    const zk = await startRegistry({ namespace: parent });
+    closers.push(() => zk.close());
+    expect(await zk.getChildren('/billing')).toContain('every-second');
+    expect((await zk.getData('/billing/every-second'))?.data.toString()).toBe('EverySecondJobs.run');
+  });
 
   it('accepts a chroot in serverLists', async () => {
     const namespace = uniqueNamespace('chroot');
