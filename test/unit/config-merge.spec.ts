@@ -1,5 +1,5 @@
 import { Logger } from '@nestjs/common';
-import { beforeAll, describe, expect, it } from 'vitest';
+import { beforeAll, describe, expect, it, vi } from 'vitest';
 import type {
   JobErrorHandler,
   JobShardingStrategy,
@@ -186,6 +186,34 @@ describe('the config node over the local configuration (ConfigService on the fak
       misfire: false,
     });
     expect(zk.get('/ns/orders/config')?.data).toBe(yaml);
+  });
+
+  it('warns naming each field where the stored configuration wins, with both values; says nothing when equal', async () => {
+    const warnings = vi.spyOn(Logger.prototype, 'warn').mockImplementation(() => undefined);
+    try {
+      const zk = new FakeZookeeper();
+      const operator = await zk.connect('ns');
+      const yaml = storedYaml((y) =>
+        y.replace(/^cron: .*$/m, "cron: '0 0 * * * ?'").replace('shardingTotalCount: 3', 'shardingTotalCount: 5'),
+      );
+      await operator.createWithParents('/orders/config', Buffer.from(yaml), 'PERSISTENT');
+      await startJob(await zk.connect('ns'));
+      const drift = warnings.mock.calls.map((call) => String(call[0])).filter((line) => line.includes('differs'));
+      expect(drift).toEqual([
+        "the configuration stored in ZooKeeper differs from this app's and is used (overwrite: false): " +
+          'cron "0 0 * * * *" (here "*/5 * * * * *"), shardingTotalCount 5 (here 3). Set overwrite: true to ' +
+          "write this app's, or change the stored one (ElasticJobOperator, the CLI)",
+      ]);
+      warnings.mockClear();
+      const same = new FakeZookeeper();
+      await (
+        await same.connect('ns')
+      ).createWithParents('/orders/config', Buffer.from(toConfigYaml(local)), 'PERSISTENT');
+      await startJob(await same.connect('ns'));
+      expect(warnings.mock.calls.filter((call) => String(call[0]).includes('differs'))).toEqual([]);
+    } finally {
+      warnings.mockRestore();
+    }
   });
 
   it('overwrite: true writes the local configuration over the stored one', async () => {

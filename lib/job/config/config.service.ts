@@ -71,11 +71,25 @@ export class ConfigService {
     }
     await storage.cached.settled();
     // Adopting it validates it: a refused node has been logged by load(), and the local configuration runs.
-    if (!writeConfig && this.load() !== this.local) {
-      this.ctx.logger.log(
-        'using the configuration stored in ZooKeeper (set overwrite: true to replace it with the local one)',
-      );
-    }
+    if (!writeConfig) this.reportDrift(this.load());
+  }
+
+  /**
+   * The stored configuration won over this app's (overwrite: false): each field that differs is named with both
+   * values, since a cron or an item count changed in code that does not take effect is a surprise otherwise.
+   */
+  private reportDrift(adopted: JobConfiguration): void {
+    if (adopted === this.local) return; // not adopted: a refused node was logged by load(), the local one runs
+    const fields = (Object.keys(this.local) as Array<keyof JobConfiguration>).filter(
+      (field) => field !== 'jobName' && field !== 'overwrite' && adopted[field] !== this.local[field],
+    );
+    if (fields.length === 0) return;
+    const shown = (value: unknown): string => (value === undefined ? 'none' : JSON.stringify(value));
+    this.ctx.logger.warn(
+      `the configuration stored in ZooKeeper differs from this app's and is used (overwrite: false): ` +
+        fields.map((field) => `${field} ${shown(adopted[field])} (here ${shown(this.local[field])})`).join(', ') +
+        `. Set overwrite: true to write this app's, or change the stored one (ElasticJobOperator, the CLI)`,
+    );
   }
 
   /** The same set-up, step by step from direct reads. */
