@@ -11,7 +11,7 @@ import { ElasticJobExplorer } from './elastic-job.explorer.js';
 import { ELASTIC_JOB_MODULE_OPTIONS } from './elastic-job.module-definition.js';
 import { describeError, JobConfigurationError, RegistryError } from './errors/elastic-job.errors.js';
 import type { ElasticJobModuleOptions } from './interfaces/module-options.interface.js';
-import { JobScheduler } from './job/job-scheduler.js';
+import { JobScheduler, type JobDefinition } from './job/job-scheduler.js';
 import type { RegistryCenter } from './registry/registry-center.js';
 import { ZookeeperRegistryCenter } from './registry/zookeeper-registry-center.js';
 import { validateZookeeperOptions } from './registry/zookeeper-settings.js';
@@ -30,6 +30,8 @@ export function validateModuleOptions(options: ElasticJobModuleOptions): void {
   const timeout = options.shutdownTimeoutMilliseconds;
   if (timeout !== undefined && (!Number.isInteger(timeout) || timeout < 0))
     fail('shutdownTimeoutMilliseconds', `must be an integer >= 0, got ${JSON.stringify(timeout)}`);
+  if (options.enabled !== undefined && typeof options.enabled !== 'boolean')
+    fail('enabled', `must be true or false, got ${JSON.stringify(options.enabled)}`);
 }
 
 /**
@@ -57,6 +59,15 @@ export class ElasticJobOrchestrator implements OnApplicationBootstrap, OnModuleD
     return this.schedulers;
   }
 
+  /** The app's `@ShardedJob()` methods, validated (also when the module is not enabled). */
+  get definitions(): readonly JobDefinition[] {
+    return this.explorer.jobs;
+  }
+
+  get enabled(): boolean {
+    return this.options.enabled !== false;
+  }
+
   get registryCenter(): ZookeeperRegistryCenter | undefined {
     return this.registry;
   }
@@ -70,6 +81,12 @@ export class ElasticJobOrchestrator implements OnApplicationBootstrap, OnModuleD
     if (this.shutDown) throw new RegistryError('CLOSED', undefined, 'the application has shut down');
     if (this.registry) return this.registry;
     validateModuleOptions(this.options);
+    if (!this.enabled)
+      throw new RegistryError(
+        'CLOSED',
+        undefined,
+        'ElasticJobModule has enabled: false: it opens no ZooKeeper session',
+      );
     // An app with jobs: their session, once bootstrap has made it (a call from onModuleInit waits for it).
     if (this.explorer.jobs.length > 0) return this.jobsSession.promise;
     this.operatorSession ??= (async () => {
@@ -95,6 +112,12 @@ export class ElasticJobOrchestrator implements OnApplicationBootstrap, OnModuleD
   async onApplicationBootstrap(): Promise<void> {
     validateModuleOptions(this.options);
     const definitions = this.explorer.jobs;
+    if (this.options.enabled === false) {
+      this.logger.log(
+        `enabled: false: ${definitions.length} job(s) validated, none scheduled; not connecting to ZooKeeper`,
+      );
+      return;
+    }
     if (definitions.length === 0) {
       this.logger.warn('no @ShardedJob() methods found; not connecting to ZooKeeper');
       return;

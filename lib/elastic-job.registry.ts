@@ -1,5 +1,26 @@
 import { Injectable } from '@nestjs/common';
-import { JobNotFoundError, RegistryError, withinBound } from './errors/elastic-job.errors.js';
+import {
+  ElasticJobError,
+  InvalidOperationError,
+  JobNotFoundError,
+  RegistryError,
+  withinBound,
+} from './errors/elastic-job.errors.js';
+import { INSTANCE_DELIMITER } from './elastic-job.constants.js';
+import type { ShardingContext } from './interfaces/sharding-context.interface.js';
+import { parseShardingItemParameters } from './job/sharding/sharding-item-parameters.js';
+
+/** What `runJob()` may set of the ShardingContext; the rest comes from the job's configuration. */
+export interface RunJobOptions {
+  /** Default 0. */
+  shardingItem?: number;
+  /** Default: the job's `jobParameter`. */
+  jobParameter?: string;
+  /** Default: the item's parameter in `shardingItemParameters`. */
+  shardingParameter?: string;
+  /** Default: a signal that never aborts. */
+  signal?: AbortSignal;
+}
 import { ElasticJobOrchestrator } from './elastic-job.orchestrator.js';
 import type { JobStatus } from './job/job-scheduler.js';
 
@@ -8,8 +29,46 @@ import type { JobStatus } from './job/job-scheduler.js';
 export class ElasticJobRegistry {
   constructor(private readonly orchestrator: ElasticJobOrchestrator) {}
 
+  /** The app's jobs: scheduled ones, or, with `enabled: false`, the declared ones. Empty before bootstrap. */
   getJobNames(): string[] {
+    if (!this.orchestrator.enabled) return this.orchestrator.definitions.map((definition) => definition.config.jobName);
     return [...this.orchestrator.jobs.keys()];
+  }
+
+  /**
+   * Runs one item of a job's handler here and now, as a firing would (the whole ShardingContext built from the
+   * job's configuration), without ZooKeeper: for tests, and with `enabled: false`. Resolves with what the handler
+   * returns, rejects with what it throws (no error handler in between); an unknown job rejects with
+   * JobNotFoundError, an item outside 0..shardingTotalCount-1 with InvalidOperationError.
+   */
+  async runJob(jobName: string, options: RunJobOptions = {}): Promise<unknown> {
+    const definition = this.orchestrator.definitions.find((candidate) => candidate.config.jobName === jobName);
+    if (!definition) {
+      const known = this.orchestrator.definitions.map((candidate) => candidate.config.jobName);
+      throw new JobNotFoundError(jobName, known, 'app');
+    }
+    const { config } = definition;
+    const shardingItem = options.shardingItem ?? 0;
+    if (!Number.isInteger(shardingItem) || shardingItem < 0 || shardingItem >= config.shardingTotalCount) {
+      throw new InvalidOperationError(
+        'runJob',
+        'shardingItem',
+        `must be an integer in 0..${config.shardingTotalCount - 1} (shardingTotalCount ${config.shardingTotalCount}), ` +
+          `got ${JSON.stringify(options.shardingItem)}`,
+      );
+    }
+    const parameters = parseShardingItemParameters(config.shardingItemParameters);
+    const context: ShardingContext = {
+      jobName,
+      taskId: [jobName, String(shardingItem), 'READY', 'runJob'].join(INSTANCE_DELIMITER),
+      shardingTotalCount: config.shardingTotalCount,
+      jobParameter: options.jobParameter ?? config.jobParameter,
+      shardingItem,
+      shardingParameter:
+        options.shardingParameter ?? (typeof parameters === 'string' ? undefined : parameters.get(shardingItem)),
+      signal: options.signal ?? new AbortController().signal,
+    };
+    return definition.handler(context);
   }
 
   /** Registration, leadership, assigned and running items of a job on this instance; JobNotFoundError if none. */
@@ -39,6 +98,10 @@ export class ElasticJobRegistry {
 
   /** A job of this app; a JobNotFoundError otherwise (none before bootstrap). */
   private scheduler(jobName: string) {
+    if (!this.orchestrator.enabled)
+      throw new ElasticJobError(
+        `Job '${jobName}': ElasticJobModule has enabled: false, so no job is scheduled here (runJob() runs a handler)`,
+      );
     const scheduler = this.orchestrator.jobs.get(jobName);
     if (!scheduler) throw new JobNotFoundError(jobName, this.getJobNames(), 'app');
     return scheduler;

@@ -1,6 +1,6 @@
 export { ElasticJobModule } from './elastic-job.module.js';
 export { ELASTIC_JOB_MODULE_OPTIONS, type ElasticJobOptionsFactory } from './elastic-job.module-definition.js';
-export { ElasticJobRegistry } from './elastic-job.registry.js';
+export { ElasticJobRegistry, type RunJobOptions } from './elastic-job.registry.js';
 export { ElasticJobOperator } from './lifecycle/elastic-job-operator.js';
 export type { JobConfigurationChanges } from './lifecycle/job-configuration.api.js';
 export type { OperatedNode } from './lifecycle/job-operate.api.js';

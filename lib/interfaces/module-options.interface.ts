@@ -2,7 +2,7 @@
 export interface ZookeeperConfiguration {
   /** Comma-separated `host:port` list, e.g. `"127.0.0.1:2181,127.0.0.1:2182"`. */
   serverLists: string;
-  /** Root node of every job path (`/{namespace}/{jobName}`); no slashes. */
+  /** Root node of every job path (`/{namespace}/{jobName}`); a node name, or several joined by `/`. */
   namespace: string;
   /** Requested session timeout; the server clamps it to [2, 20] × its tickTime. Default 60000. */
   sessionTimeoutMilliseconds?: number;
@@ -31,4 +31,10 @@ export interface ElasticJobModuleOptions {
   };
   /** How long shutdown waits for running items before aborting their `signal`. Default 30000. */
   shutdownTimeoutMilliseconds?: number;
+  /**
+   * `false`: no ZooKeeper session, nothing scheduled, nothing written; the jobs are still discovered and validated,
+   * and `ElasticJobRegistry.runJob()` runs a handler with a given item. For tests of apps that import the module
+   * (say `enabled: process.env.NODE_ENV !== 'test'` in forRootAsync). Default true.
+   */
+  enabled?: boolean;
 }
