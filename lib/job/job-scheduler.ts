@@ -63,7 +63,11 @@ type SchedulerState = 'LATENT' | 'REGISTERING' | 'REGISTERED' | 'SHUTDOWN';
 export interface JobStatus {
   jobName: string;
   instanceId: string;
+  /** Registered in ZooKeeper and scheduled (re-registration after a new session included); false once shut down. */
   registered: boolean;
+  /** The ZooKeeper session is connected right now (disconnected, firings are skipped and caught up later). */
+  connected: boolean;
+  /** This instance holds the job's leader node, as far as a connected session can tell (false while disconnected). */
   isLeader: boolean;
   /** Items assigned to this instance by the last sharding. */
   shardingItems: number[];
@@ -526,11 +530,14 @@ export class JobScheduler {
 
   status(): JobStatus {
     const registered = this.state === 'REGISTERED';
+    const connected = this.ctx.connection.isConnected();
     return {
       jobName: this.jobName,
       instanceId: this.ctx.instanceId,
       registered,
-      isLeader: registered && this.leader.isLeader(),
+      connected,
+      // Disconnected, the leader node may be gone with our session any moment: not claimed.
+      isLeader: registered && connected && this.leader.isLeader(),
       shardingItems: registered
         ? this.sharding.getShardingItems(this.ctx.instanceId, this.configService.load().shardingTotalCount)
         : [],

@@ -2,12 +2,35 @@ import { type CronExpression, CronExpressionParser } from 'cron-parser';
 import { describeError } from '../errors/elastic-job.errors.js';
 
 /**
+ * cron-parser's presets (and `@midnight`), written out with seconds: stored so in ZooKeeper, in Quartz's dialect,
+ * since Java instances have no presets. `@weekly` is Sunday midnight, as in cron-parser.
+ */
+export const CRON_PRESETS: Readonly<Record<string, string>> = {
+  '@yearly': '0 0 0 1 1 *',
+  '@annually': '0 0 0 1 1 *',
+  '@monthly': '0 0 0 1 * *',
+  '@weekly': '0 0 0 * * 0',
+  '@daily': '0 0 0 * * *',
+  '@midnight': '0 0 0 * * *',
+  '@hourly': '0 0 * * * *',
+  '@minutely': '0 * * * * *',
+  '@secondly': '* * * * * *',
+  '@weekdays': '0 0 0 * * 1-5',
+  '@weekends': '0 0 0 * * 0,6',
+};
+
+/** A preset written out (see CRON_PRESETS); anything else as it is. */
+export function expandCronPreset<T>(cron: T): T | string {
+  return typeof cron === 'string' ? (CRON_PRESETS[cron.trim().toLowerCase()] ?? cron) : cron;
+}
+
+/**
  * ElasticJob users write Quartz cron (`0/5 * * * * ?`). cron-parser reads `?` too; we also accept a Quartz year
  * field only when it is `*` (dropped). Anything cron-parser cannot read is an error with its message.
  * Day-of-week follows cron-parser: 0 or 7 = Sunday (Quartz: 1 = Sunday).
  */
 export function normalizeCron(cron: string): string {
-  const fields = cron.trim().split(/\s+/);
+  const fields = String(expandCronPreset(cron)).trim().split(/\s+/);
   if (fields.length === 7 && fields[6] === '*') fields.pop();
   return fields.map((field) => (field === '?' ? '*' : field)).join(' ');
 }

@@ -1,6 +1,8 @@
 import { CronExpression, CronExpressionParser } from 'cron-parser';
 import { describe, expect, it, vi } from 'vitest';
-import { nextFireTime, normalizeCron, validateCron } from '../../lib/schedule/cron-expression.js';
+import { resolveJobConfiguration } from '../../lib/job/config/job-configuration.validator.js';
+import { toConfigYaml } from '../../lib/job/config/job-configuration.yaml.js';
+import { CRON_PRESETS, nextFireTime, normalizeCron, validateCron } from '../../lib/schedule/cron-expression.js';
 
 describe('cron', () => {
   it('supports seconds, 5-field crons and time zones', () => {
@@ -62,5 +64,39 @@ describe('cron', () => {
   it('explains what is wrong', () => {
     expect(validateCron('61 * * * * *', undefined)).toMatch(/not a valid cron/);
     expect(validateCron('* *', undefined)).toMatch(/5 or 6 fields/);
+  });
+});
+
+describe('cron presets', () => {
+  const presets = [
+    '@yearly',
+    '@annually',
+    '@monthly',
+    '@weekly',
+    '@daily',
+    '@hourly',
+    '@minutely',
+    '@secondly',
+    '@weekdays',
+    '@weekends',
+  ];
+
+  it.each(presets)('%s is accepted, fires as cron-parser fires it, and is stored written out for Java', (preset) => {
+    const config = resolveJobConfiguration({ jobName: 'p', cron: preset, shardingTotalCount: 1 });
+    expect(config.cron).not.toContain('@'); // written out (days as names when the round trip keeps them so)
+    const from = new Date('2026-01-01T00:00:30Z');
+    const theirs = CronExpressionParser.parse(preset, { currentDate: from, tz: 'UTC' });
+    const ours = CronExpressionParser.parse(config.cron, { currentDate: from, tz: 'UTC' });
+    for (let i = 0; i < 3; i++) expect(ours.next().getTime()).toBe(theirs.next().getTime());
+    expect(toConfigYaml(config)).not.toContain('@');
+  });
+
+  it('@midnight too (not a cron-parser preset); an unknown one is refused', () => {
+    expect(resolveJobConfiguration({ jobName: 'p', cron: '@MIDNIGHT', shardingTotalCount: 1 }).cron).toBe(
+      CRON_PRESETS['@midnight'],
+    );
+    expect(() => resolveJobConfiguration({ jobName: 'p', cron: '@fortnightly', shardingTotalCount: 1 })).toThrow(
+      /'cron'/,
+    );
   });
 });

@@ -321,6 +321,16 @@ describe('the executor state machine (JobScheduler on the fake registry, fake ti
     await other.close();
   });
 
+  it('getJobStatus is honest while disconnected: connected false, not claiming leadership', async () => {
+    const job = await startJob('2026-01-01T00:00:00.500Z', { cron: '0 0 0 1 1 *' });
+    expect(job.scheduler.status()).toMatchObject({ registered: true, connected: true, isLeader: true });
+    await job.registry.disconnect();
+    expect(job.scheduler.status()).toMatchObject({ registered: true, connected: false, isLeader: false });
+    await job.registry.reconnect();
+    await settle(job);
+    expect(job.scheduler.status()).toMatchObject({ registered: true, connected: true, isLeader: true });
+  });
+
   it('stop() during a firing: STOPPED, draining it, and nothing fires after', async () => {
     const job = await startJob('2026-01-01T00:00:00.500Z');
     job.items.hold();

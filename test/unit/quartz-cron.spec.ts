@@ -122,8 +122,10 @@ describe('edge cases both sides must read alike (review of the translation)', ()
     expect(nextInstants('0 0 12 * * 1/2', 4)).toEqual(nextInstants(fromQuartzCron(toQuartzCron('0 0 12 * * 1/2')), 4));
   });
 
-  it('never sees a preset: the validator refuses it first (this dialect has none), so none is stored', () => {
-    expect(() => resolveJobConfiguration({ ...base, cron: '@daily' })).toThrow(/must have 5 or 6 fields/);
+  it('never sees a preset: the validator writes it out first (Quartz has none), so none is stored', () => {
+    const config = resolveJobConfiguration({ ...base, cron: '@daily' });
+    expect(config.cron).toBe('0 0 0 * * *');
+    expect(toQuartzCron(config.cron)).toBe('0 0 0 * * ?');
   });
 
   it.each([

@@ -6,7 +6,7 @@ import type {
 } from '../../interfaces/sharded-job-options.interface.js';
 import { nodeNameProblem } from '../../registry/zookeeper-names.js';
 import { MAX_NODE_DATA_BYTES } from '../../registry/request-limits.js';
-import { normalizeCron, validateCron, validateTimeZone } from '../../schedule/cron-expression.js';
+import { expandCronPreset, normalizeCron, validateCron, validateTimeZone } from '../../schedule/cron-expression.js';
 import { CronDialectError, fromQuartzCron, toQuartzCron } from '../../schedule/quartz-cron.js';
 import { BUILT_IN_SHARDING_STRATEGIES } from '../sharding/strategies/sharding-strategies.js';
 import { formatShardingItemParameters, parseShardingItemParameters } from '../sharding/sharding-item-parameters.js';
@@ -100,7 +100,7 @@ export function resolveJobConfiguration(
 
   const tzError = validateTimeZone(options.timeZone);
   if (tzError) fail(jobName, 'timeZone', tzError);
-  const cronError = validateCron(options.cron, options.timeZone);
+  const cronError = validateCron(expandCronPreset(options.cron), options.timeZone);
   if (cronError) fail(jobName, 'cron', cronError);
   // The config node stores it in Quartz's dialect for Java instances (quartz-cron.ts): it must be expressible
   // there, and the form kept is the one that reads back the same.
