@@ -62,10 +62,16 @@ export interface ShardedJobOptions {
   maxTimeDiffSeconds?: number;
   /** Check the sharding against live instances every N minutes; 0 = never. Default 10. */
   reconcileIntervalMinutes?: number;
-  /** Default 'AVG_ALLOCATION'. */
-  jobShardingStrategyType?: ShardingStrategyType | JobShardingStrategy;
-  /** Default 'LOG'. */
-  jobErrorHandlerType?: ErrorHandlerType | JobErrorHandler;
+  /**
+   * Default 'AVG_ALLOCATION'. A built-in name, a strategy object, or the name of a provider decorated with
+   * `@ElasticJobShardingStrategy(name)`.
+   */
+  jobShardingStrategyType?: ShardingStrategyType | JobShardingStrategy | (string & {});
+  /**
+   * Default 'LOG'. A built-in name, a handler object, or the name of a provider decorated with
+   * `@ElasticJobErrorHandler(name)`.
+   */
+  jobErrorHandlerType?: ErrorHandlerType | JobErrorHandler | (string & {});
   description?: string;
   /** Register this instance's server as DISABLED: it takes no items. Default false. */
   disabled?: boolean;

@@ -9,8 +9,7 @@ import {
   registryErrorCode,
   withinBound,
 } from '../errors/elastic-job.errors.js';
-import type { JobErrorHandler, JobShardingStrategy } from '../interfaces/sharded-job-options.interface.js';
-import { JobPlugins } from './plugins/job-plugins.js';
+import { type CustomPlugins, JobPlugins } from './plugins/job-plugins.js';
 import { backoffMs, delay } from '../util/deferred.js';
 import { ConfigService } from './config/config.service.js';
 import type { JobConfiguration } from './config/job-configuration.js';
@@ -32,8 +31,11 @@ import { JobNodeStorage } from './storage/job-node-storage.js';
 /** A discovered `@ShardedJob()` method, validated. */
 export interface JobDefinition {
   config: JobConfiguration;
-  /** The custom strategy and error handler objects its options gave, registered under their type names. */
-  plugins?: { strategy?: JobShardingStrategy; errorHandler?: JobErrorHandler };
+  /**
+   * The custom strategy and error handler objects its options gave, and the app's providers decorated as named
+   * ones (every job may name any of them), registered under their type names.
+   */
+  plugins?: CustomPlugins;
   /** The job's identity (`jobClass`, default `ClassName.methodName`): stored in its root node, compared on join. */
   owner: string;
   handler: JobHandler;

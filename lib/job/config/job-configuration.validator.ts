@@ -14,7 +14,8 @@ import { BUILT_IN_ERROR_HANDLER_TYPES } from '../execution/job-error-handlers.js
 import { JOB_DEFAULTS, typeName, type JobConfiguration } from './job-configuration.js';
 import { toConfigYaml } from './job-configuration.yaml.js';
 
-const BUILT_IN_NAMES = {
+/** The strategy and error handler names every job knows (ElasticJob's). */
+export const BUILT_IN_NAMES = {
   strategies: Object.keys(BUILT_IN_SHARDING_STRATEGIES),
   errorHandlers: BUILT_IN_ERROR_HANDLER_TYPES,
 };
