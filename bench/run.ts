@@ -7,12 +7,7 @@ import { mkdirSync, writeFileSync } from 'node:fs';
 import { cpus, totalmem } from 'node:os';
 import { ZookeeperRegistryCenter } from '../lib/registry/zookeeper-registry-center.js';
 import type { WatchEvent } from '../lib/registry/registry.types.js';
-import {
-  CURATOR_RECIPES_JAR,
-  fourLetterWord,
-  LocalZookeeper,
-  ZOOKEEPER_JAR,
-} from '../tools/zookeeper/local-zookeeper.js';
+import { CURATOR_RECIPES_JAR, fourLetterWord, LocalZookeeper, ZOOKEEPER_JAR } from '../lib/devtools/local-zookeeper.js';
 import { ClusterInstance, type RunEvent, type StartEvent } from '../test/support/cluster.js';
 import { ElasticJobOperator } from '../lib/lifecycle/elastic-job-operator.js';
 import { MAX_SHARDING_TOTAL_COUNT } from '../lib/job/config/job-configuration.validator.js';

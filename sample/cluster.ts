@@ -7,7 +7,7 @@
 import { execFile, spawn, type ChildProcess } from 'node:child_process';
 import { ZookeeperRegistryCenter } from '../lib/registry/zookeeper-registry-center.js';
 import { dumpTree } from '../tools/zookeeper/dump-tree.js';
-import { LocalZookeeper } from '../tools/zookeeper/local-zookeeper.js';
+import { LocalZookeeper } from '../lib/devtools/local-zookeeper.js';
 
 const PHASE_MS = 12_000;
 const names = ['alpha', 'bravo', 'charlie'];

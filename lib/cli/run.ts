@@ -6,6 +6,7 @@ import { type CliInvocation, parseCommandLine } from './arguments.js';
 import { EXIT_FAILED, EXIT_OK, EXIT_USAGE, UsageError } from './cli-errors.js';
 import type { CommandContext, CommandOutput } from './commands/command.js';
 import { connectRegistry } from './connection.js';
+import { runLocalZookeeper } from './local-zookeeper.command.js';
 import { CliOutput } from './output.js';
 import { PROGRAM, usage } from './usage.js';
 import { untilInterrupted, watchAndRedraw } from './watch.js';
@@ -19,6 +20,7 @@ export interface CliEnvironment {
 /** Runs one command line; resolves with the exit code (0 done, 1 the operation failed, 2 bad usage). */
 export async function runCli(argv: readonly string[], environment: CliEnvironment): Promise<number> {
   const output = new CliOutput(environment.stdout, environment.stderr);
+  if (argv[0] === 'zookeeper') return runLocalZookeeper(argv.slice(1), output, untilInterrupted);
   let invocation: CliInvocation;
   try {
     const parsed = parseCommandLine(argv, environment.env);

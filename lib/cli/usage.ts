@@ -29,5 +29,7 @@ export function usage(): string {
     '',
     'Exit codes: 0 done, 1 the operation failed (the reason on stderr), 2 bad usage.',
     '',
+    `Development: ${PROGRAM} zookeeper [--port N] runs a throwaway local ZooKeeper until Ctrl-C.`,
+    '',
   ].join('\n');
 }

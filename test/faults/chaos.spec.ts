@@ -1,5 +1,5 @@
 import { afterEach, describe, expect, it } from 'vitest';
-import { LocalZookeeper } from '../../tools/zookeeper/local-zookeeper.js';
+import { LocalZookeeper } from '../../lib/devtools/local-zookeeper.js';
 import { TcpProxy } from '../../tools/zookeeper/tcp-proxy.js';
 import { ClusterInstance } from '../support/cluster.js';
 import { uniqueNamespace } from '../support/zk.js';

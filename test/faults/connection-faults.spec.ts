@@ -1,5 +1,5 @@
 import { afterEach, describe, expect, it } from 'vitest';
-import { LocalZookeeper } from '../../tools/zookeeper/local-zookeeper.js';
+import { LocalZookeeper } from '../../lib/devtools/local-zookeeper.js';
 import { ClusterInstance, waitForRuns, type ClusterOptions } from '../support/cluster.js';
 import { hold, observer, proxyTo, releaseAll } from '../support/resources.js';
 import { eventually, uniqueNamespace, zkConnect } from '../support/zk.js';

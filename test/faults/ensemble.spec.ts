@@ -1,5 +1,5 @@
 import { afterEach, describe, expect, it } from 'vitest';
-import { ZookeeperEnsemble } from '../../tools/zookeeper/local-zookeeper.js';
+import { ZookeeperEnsemble } from '../../lib/devtools/local-zookeeper.js';
 import { ClusterInstance, waitForRuns, type RunEvent } from '../support/cluster.js';
 import { uniqueNamespace } from '../support/zk.js';
 

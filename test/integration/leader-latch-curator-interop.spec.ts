@@ -1,6 +1,6 @@
 import { afterEach, describe, expect, it } from 'vitest';
 import { LeaderLatch, sortLatchChildren } from '../../lib/registry/leader-latch.js';
-import { CURATOR_RECIPES_JAR, ZOOKEEPER_JAR } from '../../tools/zookeeper/local-zookeeper.js';
+import { CURATOR_RECIPES_JAR, ZOOKEEPER_JAR } from '../../lib/devtools/local-zookeeper.js';
 import { LineProcess } from '../support/line-process.js';
 import { eventually, startRegistry, uniqueNamespace, zkConnect } from '../support/zk.js';
 

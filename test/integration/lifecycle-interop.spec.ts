@@ -2,7 +2,7 @@ import { Injectable } from '@nestjs/common';
 import type { TestingModule } from '@nestjs/testing';
 import { afterEach, describe, expect, it } from 'vitest';
 import { ElasticJobOperator, ElasticJobRegistry, ShardedJob, type ShardingContext } from '../../lib/index.js';
-import { CURATOR_RECIPES_JAR, ZOOKEEPER_JAR } from '../../tools/zookeeper/local-zookeeper.js';
+import { CURATOR_RECIPES_JAR, ZOOKEEPER_JAR } from '../../lib/devtools/local-zookeeper.js';
 import { appOptions, bootApp } from '../support/app.js';
 import { LineProcess } from '../support/line-process.js';
 import { hold, observer, releaseAll } from '../support/resources.js';

@@ -11,7 +11,7 @@ import {
   type ShardingContext,
 } from '../../lib/index.js';
 import { ElasticJobOrchestrator } from '../../lib/elastic-job.orchestrator.js';
-import { fourLetterWord } from '../../tools/zookeeper/local-zookeeper.js';
+import { fourLetterWord } from '../../lib/devtools/local-zookeeper.js';
 import { appOptions, bootApp } from '../support/app.js';
 import { appRegistryCenter } from '../support/jobs.js';
 import { hold, observer, proxyTo, releaseAll } from '../support/resources.js';

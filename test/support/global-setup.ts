@@ -1,6 +1,6 @@
 import { execFileSync } from 'node:child_process';
 import type { TestProject } from 'vitest/node';
-import { LocalZookeeper } from '../../tools/zookeeper/local-zookeeper.js';
+import { LocalZookeeper } from '../../lib/devtools/local-zookeeper.js';
 
 declare module 'vitest' {
   export interface ProvidedContext {

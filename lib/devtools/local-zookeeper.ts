@@ -1,5 +1,6 @@
 /**
- * A throwaway standalone ZooKeeper for tests, the sample cluster and the benchmarks.
+ * A throwaway standalone ZooKeeper for tests, the sample cluster, the benchmarks and users' development
+ * (`npx nestjs-elastic-job zookeeper`).
  *
  * Runs Debian's `libzookeeper-java` jar directly with `ZooKeeperServerMain` (no init scripts, no /etc config),
  * on a free loopback port with its own temp data dir, and removes everything on stop().
@@ -39,7 +40,12 @@ export interface LocalZookeeperOptions {
   maxSessionTimeoutMs?: number;
   /** Quick JVM start (C1 compiler only, small heap): right for tests; benchmarks want the full JIT. Default true. */
   fastStart?: boolean;
+  /** The Debian packages to check (and install as root). Default DEBIAN_PACKAGES, the tests' whole list. */
+  debianPackages?: string[];
 }
+
+/** What a ZooKeeper server alone needs: its jars, a logging binding and a headless Java runtime. */
+export const SERVER_DEBIAN_PACKAGES = ['libzookeeper-java', 'libslf4j-java', 'openjdk-17-jre-headless'];
 
 function commandExists(cmd: string): boolean {
   try {
@@ -127,13 +133,14 @@ export class LocalZookeeper {
   }
 
   static async start(options: LocalZookeeperOptions = {}): Promise<LocalZookeeper> {
-    ensureZookeeperInstalled();
+    ensureZookeeperInstalled(options.debianPackages ?? DEBIAN_PACKAGES);
     const resolved: Required<LocalZookeeperOptions> = {
       tickTimeMs: options.tickTimeMs ?? 200,
       port: options.port ?? (await findFreePort()),
       containerCheckIntervalMs: options.containerCheckIntervalMs ?? 1000,
       maxSessionTimeoutMs: options.maxSessionTimeoutMs ?? 60_000,
       fastStart: options.fastStart ?? true,
+      debianPackages: options.debianPackages ?? DEBIAN_PACKAGES,
     };
     const dir = mkdtempSync(join(tmpdir(), 'nestjs-elastic-job-zk-'));
     mkdirSync(join(dir, 'data'));
