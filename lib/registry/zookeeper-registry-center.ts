@@ -8,6 +8,7 @@ import { createProtectedEphemeralSequential } from './protected-create.js';
 import type { RegistryCenter, RegistryStats } from './registry-center.js';
 import type { ConnectionStateChange, NodeData, NodeMode, NodeStat, TransactionOp, Watcher } from './registry.types.js';
 import { nodeAcl } from './zookeeper-client.adapter.js';
+import { diagnoseServers } from './connection-diagnosis.js';
 import { ZookeeperSession, type SessionState } from './zookeeper-session.js';
 import { resolveZookeeperSettings, type ZookeeperSettings } from './zookeeper-settings.js';
 import { ZookeeperTransport } from './zookeeper-transport.js';
@@ -108,9 +109,11 @@ export class ZookeeperRegistryCenter implements RegistryCenter {
     this.session.start();
     const connected = await this.session.waitForConnection(this.settings.connectionTimeoutMilliseconds);
     if (!connected) {
+      const reasons = this.isOpen() ? await diagnoseServers(this.settings.serverLists) : [];
       this.logger.warn(
         `not connected to ZooKeeper at ${this.settings.serverLists} after ` +
-          `${this.settings.connectionTimeoutMilliseconds} ms; still trying, jobs register when it answers`,
+          `${this.settings.connectionTimeoutMilliseconds} ms${reasons.length > 0 ? ` (${reasons.join('; ')})` : ''}` +
+          `; still trying, jobs register when it answers`,
       );
       return false;
     }
