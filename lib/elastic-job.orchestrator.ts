@@ -18,6 +18,9 @@ import { validateZookeeperOptions } from './registry/zookeeper-settings.js';
 import { deferred } from './util/deferred.js';
 import { detectLocalIp, IPV4_PATTERN } from './util/local-ip.js';
 
+/** How long after bootstrap the shutdown hooks are looked for (see warnWithoutShutdownHooks). */
+const SHUTDOWN_HOOKS_CHECK_MS = 1_000;
+
 /** Validates the module options; throws JobConfigurationError naming the field. */
 export function validateModuleOptions(options: ElasticJobModuleOptions): void {
   function fail(field: string, detail: string): never {
@@ -46,6 +49,8 @@ export class ElasticJobOrchestrator implements OnApplicationBootstrap, OnModuleD
   private readonly schedulers = new Map<string, JobScheduler>();
   /** The operator's own session, in an app without jobs. */
   private operatorSession: Promise<ZookeeperRegistryCenter> | undefined;
+  /** Settles when the shutdown hooks have been looked for: true when they were missing (and it was said). */
+  readonly shutdownHooksCheck = deferred<boolean>();
   /** The jobs' session, once bootstrap has made it. */
   private readonly jobsSession = deferred<RegistryCenter>();
   private shutDown = false;
@@ -137,6 +142,7 @@ export class ElasticJobOrchestrator implements OnApplicationBootstrap, OnModuleD
     for (const definition of definitions) {
       this.schedulers.set(definition.config.jobName, new JobScheduler(definition, registry, identity, settings));
     }
+    this.warnWithoutShutdownHooks(registry.settings.sessionTimeoutMilliseconds);
     const connected = await registry.start();
     if (!connected) {
       // ZooKeeper trouble never stops the app: register as soon as it answers.
@@ -156,6 +162,25 @@ export class ElasticJobOrchestrator implements OnApplicationBootstrap, OnModuleD
       await registry.close();
       throw error;
     }
+  }
+
+  /**
+   * Without Nest's shutdown hooks (app.enableShutdownHooks()), a SIGTERM ends the process without onModuleDestroy:
+   * its nodes stay until its session times out, and peers wait that long to take its items over. Nest shows a
+   * module no flag for it, but its hooks are process signal listeners; apps often enable them after init
+   * (createApplicationContext), so this looks a moment later.
+   */
+  private warnWithoutShutdownHooks(sessionTimeoutMs: number): void {
+    const timer = setTimeout(() => {
+      const missing = !this.shutDown && process.listenerCount('SIGTERM') === 0;
+      this.shutdownHooksCheck.resolve(missing);
+      if (!missing) return;
+      this.logger.warn(
+        'shutdown hooks are not enabled (app.enableShutdownHooks()): on SIGTERM this instance leaves without ' +
+          `deregistering, and its peers wait its session timeout (${sessionTimeoutMs} ms) to take its items over`,
+      );
+    }, SHUTDOWN_HOOKS_CHECK_MS);
+    timer.unref();
   }
 
   private async registerAll(): Promise<void> {

@@ -331,6 +331,30 @@ describe('the executor state machine (JobScheduler on the fake registry, fake ti
     expect(job.scheduler.status()).toMatchObject({ registered: true, connected: true, isLeader: true });
   });
 
+  it('logs each firing at debug level (items, duration), and an overlapping cron at most once a minute', async () => {
+    const debug = vi.spyOn(Logger.prototype, 'debug');
+    const log = vi.spyOn(Logger.prototype, 'log');
+    try {
+      const job = await startJob('2026-01-01T00:00:00.500Z', { monitorExecution: false });
+      job.items.hold();
+      await vi.advanceTimersByTimeAsync(500); // 00:00:01: the firing runs, its items held
+      expect(debug.mock.calls.map((call) => String(call[0]))).toContain('CRON firing: items [0-1] starting');
+      await vi.advanceTimersByTimeAsync(5_000); // five more instants overlap it
+      const overlaps = (spy: typeof log): number =>
+        spy.mock.calls.filter((call) => String(call[0]).startsWith('the previous firing is still running')).length;
+      expect(overlaps(log)).toBe(1);
+      expect(overlaps(debug)).toBe(4);
+      job.items.release();
+      await settle(job);
+      expect(
+        debug.mock.calls.some((call) => /^CRON firing: items \[0-1\] finished in \d+ ms$/.test(String(call[0]))),
+      ).toBe(true);
+    } finally {
+      debug.mockRestore();
+      log.mockRestore();
+    }
+  });
+
   it('stop() during a firing: STOPPED, draining it, and nothing fires after', async () => {
     const job = await startJob('2026-01-01T00:00:00.500Z');
     job.items.hold();

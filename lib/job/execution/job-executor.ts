@@ -12,6 +12,7 @@ import { ExecutionEvents, type FiringHooks } from './execution-events.js';
 import { IDLE, type FiringSource, type FiringState, type QueuedFiring } from './firing-state.js';
 import type { JobItemExecutor } from './item-executor.js';
 import { describeError } from '../../errors/elastic-job.errors.js';
+import { describeItems } from '../../util/item-list.js';
 
 /** How long before a cron instant a firing starts its coordination (one ZooKeeper write, usually ~1 ms). */
 export const PREPARE_AHEAD_MS = 25;
@@ -41,6 +42,8 @@ export class JobExecutor {
    * in ElasticJob's source): the cache may still show as ours items a peer took over when our instance node went.
    */
   private rejoining = false;
+  /** When the overlap line was last logged at log level, and how many since went to debug. */
+  private overlapLog = { at: -Infinity, suppressed: 0 };
   private readonly hooks = new Set<FiringHooks>();
   readonly events: ExecutionEvents;
 
@@ -139,7 +142,7 @@ export class JobExecutor {
     clearTimeout(timer);
     if (!finished) {
       this.ctx.logger.warn(
-        `items [${this.runningItems().join(',')}] still running after ${timeoutMs} ms of shutdown: aborting their ` +
+        `items [${describeItems(this.runningItems())}] still running after ${timeoutMs} ms of shutdown: aborting their ` +
           `signal`,
       );
       this.abortAll('shutdown timeout reached');
@@ -227,7 +230,7 @@ export class JobExecutor {
     // The previous firing is still running here: this one is a misfire (ElasticJob's misfireIfRunning).
     const config = this.config.load();
     this.setMissed(true);
-    this.ctx.logger.log('the previous firing is still running: this one is a misfire');
+    this.logOverlap();
     const items = this.sharding.getLocalShardingItems(config.shardingTotalCount);
     this.events.emit('firing-skipped', { ...this.eventBase('CRON'), reason: 'previous-firing-running', items });
     if (!config.monitorExecution || !this.ctx.connection.isConnected()) return;
@@ -235,6 +238,22 @@ export class JobExecutor {
       await this.execution.setMisfire(items);
     } catch (error) {
       this.ctx.logger.warn(`could not flag misfire: ${describeError(error)}`);
+    }
+  }
+
+  /**
+   * A job slower than its cron overlaps at every instant: said at most once a minute (with how many since), the
+   * rest at debug level.
+   */
+  private logOverlap(): void {
+    const now = Date.now();
+    if (now - this.overlapLog.at >= 60_000) {
+      const since = this.overlapLog.suppressed > 0 ? ` (${this.overlapLog.suppressed} more in the last minute)` : '';
+      this.ctx.logger.log(`the previous firing is still running: this one is a misfire${since}`);
+      this.overlapLog = { at: now, suppressed: 0 };
+    } else {
+      this.overlapLog.suppressed++;
+      this.ctx.logger.debug('the previous firing is still running: this one is a misfire');
     }
   }
 
@@ -258,7 +277,7 @@ export class JobExecutor {
       // ElasticJob: a firing that finds items taken over by this instance runs only those.
       const taken = this.failover.getLocalFailoverItems(config.shardingTotalCount);
       if (taken.length > 0) {
-        this.ctx.logger.log(`running taken-over items [${taken.join(',')}]`);
+        this.ctx.logger.log(`running taken-over items [${describeItems(taken)}]`);
         await this.execute(taken, config, 'FAILOVER', true);
         await this.claimFailover(config);
         return;
@@ -269,7 +288,9 @@ export class JobExecutor {
     const items = this.localItems(config);
     if (config.monitorExecution && (await this.execution.misfireIfHasRunningItems(items))) {
       const stillRunning = this.execution.runningItems(items);
-      this.ctx.logger.log(`items [${stillRunning.join(',')}] are still running: misfire, they run after completion`);
+      this.ctx.logger.log(
+        `items [${describeItems(stillRunning)}] are still running: misfire, they run after completion`,
+      );
       this.events.emit('firing-skipped', {
         ...this.eventBase(source),
         reason: 'items-still-running',
@@ -293,7 +314,7 @@ export class JobExecutor {
       const rerun = misfired.length > 0 ? misfired : current;
       this.setMissed(false);
       await this.execution.clearMisfire(misfired);
-      this.ctx.logger.log(`running misfired items [${rerun.join(',')}]`);
+      this.ctx.logger.log(`running misfired items [${describeItems(rerun)}]`);
       await this.execute(rerun, config, 'CATCH_UP');
     }
     if (!config.misfire) this.setMissed(false);
@@ -373,12 +394,13 @@ export class JobExecutor {
     const refusal = this.mayStartItems();
     if (refusal !== undefined) {
       if (this.state.phase !== 'STOPPED') this.setMissed(true);
-      this.ctx.logger.warn(`items [${items.join(',')}] not started: ${refusal}`);
+      this.ctx.logger.warn(`items [${describeItems(items)}] not started: ${refusal}`);
       await this.execution
         .registerJobCompleted(items, config)
         .catch((error: unknown) => this.ctx.logger.warn(`could not remove running markers: ${describeError(error)}`));
       return;
     }
+    this.ctx.logger.debug(`${source} firing: items [${describeItems(items)}] starting`);
     try {
       await this.runHooks('beforeFiring', started);
       this.events.emit('firing-started', started);
@@ -430,6 +452,10 @@ export class JobExecutor {
           );
       }
       const completed = { ...started, completeTime: new Date(), success };
+      this.ctx.logger.debug(
+        `${source} firing: items [${describeItems(items)}] finished in ` +
+          `${completed.completeTime.getTime() - started.startTime.getTime()} ms${success ? '' : ', some failed'}`,
+      );
       this.events.emit('firing-completed', completed);
       await this.runHooks('afterFiring', completed);
     }
