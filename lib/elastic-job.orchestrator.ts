@@ -142,17 +142,22 @@ export class ElasticJobOrchestrator implements OnApplicationBootstrap, OnModuleD
     for (const definition of definitions) {
       this.schedulers.set(definition.config.jobName, new JobScheduler(definition, registry, identity, settings));
     }
-    this.warnWithoutShutdownHooks(registry.settings.sessionTimeoutMilliseconds);
     const connected = await registry.start();
     if (!connected) {
-      // ZooKeeper trouble never stops the app: register as soon as it answers.
-      const unsubscribe = registry.onStateChange((change) => {
-        if (change.state !== 'CONNECTED') return;
+      // ZooKeeper trouble never stops the app: register as soon as it answers (subscribed, then looked: a
+      // connection made in between is not missed).
+      let registering = false;
+      const registerOnce = (): void => {
+        if (registering) return;
+        registering = true;
         unsubscribe();
         void this.registerAll().catch((error: unknown) =>
           this.logger.error(`job registration failed: ${describeError(error)}`),
         );
-      });
+      };
+      const unsubscribe = registry.onStateChange((change) => change.state === 'CONNECTED' && registerOnce());
+      if (registry.isConnected()) registerOnce();
+      this.warnWithoutShutdownHooks(registry.settings.sessionTimeoutMilliseconds);
       return;
     }
     try {
@@ -162,13 +167,14 @@ export class ElasticJobOrchestrator implements OnApplicationBootstrap, OnModuleD
       await registry.close();
       throw error;
     }
+    this.warnWithoutShutdownHooks(registry.settings.sessionTimeoutMilliseconds);
   }
 
   /**
    * Without Nest's shutdown hooks (app.enableShutdownHooks()), a SIGTERM ends the process without onModuleDestroy:
    * its nodes stay until its session times out, and peers wait that long to take its items over. Nest shows a
-   * module no flag for it, but its hooks are process signal listeners; apps often enable them after init
-   * (createApplicationContext), so this looks a moment later.
+   * module no flag for it, but its hooks are process signal listeners; apps often enable them right after init
+   * (createApplicationContext), so this looks a second after bootstrap has finished.
    */
   private warnWithoutShutdownHooks(sessionTimeoutMs: number): void {
     const timer = setTimeout(() => {

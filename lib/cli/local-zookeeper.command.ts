@@ -1,5 +1,6 @@
 import { parseArgs } from 'node:util';
-import { LocalZookeeper, SERVER_DEBIAN_PACKAGES } from '../devtools/local-zookeeper.js';
+import { createServer } from 'node:net';
+import { LocalZookeeper, serverDebianPackages } from '../devtools/local-zookeeper.js';
 import { describeError } from '../errors/elastic-job.errors.js';
 import { EXIT_FAILED, EXIT_OK, EXIT_USAGE } from './cli-errors.js';
 import type { CliOutput } from './output.js';
@@ -34,13 +35,15 @@ export async function runLocalZookeeper(
   }
   let zk: LocalZookeeper;
   try {
+    // Another server on that port would answer for ours: refuse it first.
+    if (port !== undefined && !(await portIsFree(port))) throw new Error(`port ${port} is in use: choose another`);
     // Sessions of up to 60 s, as the module's default asks for; the full JIT, as a server for hours wants.
     zk = await LocalZookeeper.start({
       port,
       tickTimeMs: 2000,
       maxSessionTimeoutMs: 60_000,
       fastStart: false,
-      debianPackages: SERVER_DEBIAN_PACKAGES,
+      debianPackages: serverDebianPackages(),
     });
   } catch (error) {
     await output.err(`${PROGRAM}: could not start ZooKeeper: ${describeError(error)}\n`);
@@ -54,4 +57,13 @@ export async function runLocalZookeeper(
   await zk.stop();
   await output.out('ZooKeeper stopped.\n');
   return EXIT_OK;
+}
+
+/** Whether a server may listen on 127.0.0.1:port now. */
+function portIsFree(port: number): Promise<boolean> {
+  return new Promise((resolve) => {
+    const probe = createServer();
+    probe.once('error', () => resolve(false));
+    probe.listen(port, '127.0.0.1', () => probe.close(() => resolve(true)));
+  });
 }

@@ -44,8 +44,13 @@ export interface LocalZookeeperOptions {
   debianPackages?: string[];
 }
 
-/** What a ZooKeeper server alone needs: its jars, a logging binding and a headless Java runtime. */
-export const SERVER_DEBIAN_PACKAGES = ['libzookeeper-java', 'libslf4j-java', 'openjdk-17-jre-headless'];
+/**
+ * What a ZooKeeper server alone needs: its jars, a logging binding, and a Java runtime unless one is on the PATH
+ * (Debian's default one otherwise).
+ */
+export function serverDebianPackages(): string[] {
+  return ['libzookeeper-java', 'libslf4j-java', ...(commandExists('java') ? [] : ['default-jre-headless'])];
+}
 
 function commandExists(cmd: string): boolean {
   try {
@@ -194,7 +199,8 @@ export class LocalZookeeper {
   /** Stops the server (SIGTERM, clean shutdown); the data dir is kept, so restart() brings the same tree back. */
   async stopServer(): Promise<void> {
     const child = this.process;
-    if (!child || child.exitCode !== null) return;
+    // Killed by a signal (OOM killer, kill -9), it has a signalCode and no exitCode: its exit event is past.
+    if (!child || child.exitCode !== null || child.signalCode !== null) return;
     const exited = new Promise<void>((resolve) => child.once('exit', () => resolve()));
     child.kill('SIGTERM');
     const timer = setTimeout(() => child.kill('SIGKILL'), 10_000);

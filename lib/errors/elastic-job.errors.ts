@@ -71,7 +71,8 @@ export function withinBound<T>(work: Promise<T>, timeoutMs: number, what: string
           new RegistryError(
             'CONNECTION_LOSS',
             undefined,
-            `${what}: no answer from ZooKeeper within ${timeoutMs} ms; check that it runs and is reachable`,
+            `${what}: no answer from ZooKeeper within ${timeoutMs} ms; check that it runs and is reachable (a ` +
+              `request already sent may still take effect)`,
           ),
         ),
       timeoutMs,

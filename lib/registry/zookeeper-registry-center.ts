@@ -110,6 +110,11 @@ export class ZookeeperRegistryCenter implements RegistryCenter {
     const connected = await this.session.waitForConnection(this.settings.connectionTimeoutMilliseconds);
     if (!connected) {
       const reasons = this.isOpen() ? await diagnoseServers(this.settings.serverLists) : [];
+      // It may have connected during the diagnosis: CONNECTED was told then, to no one who waits for it.
+      if (this.session.isConnected()) {
+        await this.ensureNamespace();
+        return true;
+      }
       this.logger.warn(
         `not connected to ZooKeeper at ${this.settings.serverLists} after ` +
           `${this.settings.connectionTimeoutMilliseconds} ms${reasons.length > 0 ? ` (${reasons.join('; ')})` : ''}` +

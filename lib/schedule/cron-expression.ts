@@ -21,7 +21,9 @@ export const CRON_PRESETS: Readonly<Record<string, string>> = {
 
 /** A preset written out (see CRON_PRESETS); anything else as it is. */
 export function expandCronPreset<T>(cron: T): T | string {
-  return typeof cron === 'string' ? (CRON_PRESETS[cron.trim().toLowerCase()] ?? cron) : cron;
+  if (typeof cron !== 'string') return cron;
+  const name = cron.trim().toLowerCase();
+  return Object.hasOwn(CRON_PRESETS, name) ? CRON_PRESETS[name]! : cron;
 }
 
 /**

@@ -1,4 +1,5 @@
 import { existsSync } from 'node:fs';
+import { createServer } from 'node:net';
 import { afterEach, describe, expect, it } from 'vitest';
 import { findFreePort, fourLetterWord } from '../../lib/devtools/local-zookeeper.js';
 import { runCli } from '../support/cli.js';
@@ -31,6 +32,19 @@ describe('nestjs-elastic-job zookeeper', () => {
     expect(server.lines).toContain('ZooKeeper stopped.');
     expect(existsSync(dataDir)).toBe(false);
     expect(await fourLetterWord('127.0.0.1', port, 'ruok', 1000).catch(() => 'refused')).not.toBe('imok');
+  });
+
+  it('refuses a port another server holds (it would answer for ours): exit 1, nothing started', async () => {
+    const holder = createServer();
+    await new Promise<void>((resolve) => holder.listen(0, '127.0.0.1', resolve));
+    const port = (holder.address() as { port: number }).port;
+    try {
+      const result = await runCli(['zookeeper', '--port', String(port)]);
+      expect(result.code).toBe(1);
+      expect(result.stderr).toMatch(new RegExp(`port ${port} is in use`));
+    } finally {
+      await new Promise((resolve) => holder.close(resolve));
+    }
   });
 
   it('refuses a bad --port with exit 2 and its usage', async () => {

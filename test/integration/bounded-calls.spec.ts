@@ -69,6 +69,7 @@ describe('bounded public calls', () => {
     await expect(app.get(ElasticJobRegistry).trigger('yearly')).rejects.toMatchObject({ code: 'CONNECTION_LOSS' });
     const took = Date.now() - startedAt;
     expect(took).toBeGreaterThanOrEqual(TIMEOUT_MS - 50); // it did wait for the connection first
+    expect(took).toBeLessThan(TIMEOUT_MS + 10_000); // and no longer than the bound (a generous margin)
   });
 
   it('ElasticJobOperator: a silent partition (connected, no answers) → CONNECTION_LOSS instead of a hang', async () => {
@@ -85,6 +86,8 @@ describe('bounded public calls', () => {
     // timeout's 60 s default); the test's own timeout is the bound.
     const closing = Date.now();
     await app.close();
-    process.stdout.write(`app.close() under a silent partition: ${Date.now() - closing} ms\n`);
+    const closeMs = Date.now() - closing;
+    process.stdout.write(`app.close() under a silent partition: ${closeMs} ms\n`);
+    expect(closeMs).toBeLessThan(30_000); // 5 s of clean-up and 2 s of client close, with a generous margin
   });
 });
