@@ -10,7 +10,7 @@ import { DEFAULT_SHUTDOWN_TIMEOUT_MS } from './elastic-job.constants.js';
 import { ElasticJobExplorer } from './elastic-job.explorer.js';
 import { ELASTIC_JOB_MODULE_OPTIONS } from './elastic-job.module-definition.js';
 import { describeError, JobConfigurationError, RegistryError } from './errors/elastic-job.errors.js';
-import type { ElasticJobModuleOptions } from './interfaces/module-options.interface.js';
+import type { ElasticJobModuleOptions, ZookeeperConfiguration } from './interfaces/module-options.interface.js';
 import { JobScheduler, type JobDefinition } from './job/job-scheduler.js';
 import type { RegistryCenter } from './registry/registry-center.js';
 import { ZookeeperRegistryCenter } from './registry/zookeeper-registry-center.js';
@@ -27,7 +27,9 @@ export function validateModuleOptions(options: ElasticJobModuleOptions): void {
     throw new JobConfigurationError(undefined, field, detail);
   }
   if (!options || typeof options !== 'object') fail('options', 'ElasticJobModule.forRoot() needs an options object');
-  validateZookeeperOptions(options.zookeeper);
+  // Not enabled, the module needs no ZooKeeper settings; given anyway, they are checked all the same.
+  if (options.enabled !== false || options.zookeeper !== undefined)
+    validateZookeeperOptions(options.zookeeper as ZookeeperConfiguration);
   if (options.instance?.ip !== undefined && !IPV4_PATTERN.test(options.instance.ip))
     fail('instance.ip', `must be an IPv4 address, got ${JSON.stringify(options.instance.ip)}`);
   const timeout = options.shutdownTimeoutMilliseconds;
@@ -73,6 +75,12 @@ export class ElasticJobOrchestrator implements OnApplicationBootstrap, OnModuleD
     return this.options.enabled !== false;
   }
 
+  /** The ZooKeeper settings, which validation guarantees when the module is enabled (the only time it connects). */
+  private get zookeeper(): ZookeeperConfiguration {
+    if (!this.options.zookeeper) throw new JobConfigurationError(undefined, 'zookeeper', 'is required');
+    return this.options.zookeeper;
+  }
+
   get registryCenter(): ZookeeperRegistryCenter | undefined {
     return this.registry;
   }
@@ -95,7 +103,7 @@ export class ElasticJobOrchestrator implements OnApplicationBootstrap, OnModuleD
     // An app with jobs: their session, once bootstrap has made it (a call from onModuleInit waits for it).
     if (this.explorer.jobs.length > 0) return this.jobsSession.promise;
     this.operatorSession ??= (async () => {
-      const registry = new ZookeeperRegistryCenter(this.options.zookeeper);
+      const registry = new ZookeeperRegistryCenter(this.zookeeper);
       let connected = false;
       try {
         connected = await registry.start();
@@ -106,7 +114,7 @@ export class ElasticJobOrchestrator implements OnApplicationBootstrap, OnModuleD
       throw new RegistryError(
         'CONNECTION_LOSS',
         undefined,
-        `could not connect to ZooKeeper at ${this.options.zookeeper.serverLists} within ` +
+        `could not connect to ZooKeeper at ${this.zookeeper.serverLists} within ` +
           `${registry.settings.connectionTimeoutMilliseconds} ms`,
       );
     })();
@@ -127,7 +135,7 @@ export class ElasticJobOrchestrator implements OnApplicationBootstrap, OnModuleD
       this.logger.warn('no @ShardedJob() methods found; not connecting to ZooKeeper');
       return;
     }
-    const registry = new ZookeeperRegistryCenter(this.options.zookeeper);
+    const registry = new ZookeeperRegistryCenter(this.zookeeper);
     const zk = registry.settings;
     this.registry = registry;
     this.jobsSession.resolve(registry);

@@ -15,7 +15,11 @@ export type {
 export type { JobConfiguration } from './job/config/job-configuration.js';
 export { ShardedJob } from './decorators/sharded-job.decorator.js';
 export { ElasticJobErrorHandler, ElasticJobShardingStrategy } from './decorators/job-plugin.decorators.js';
-export type { ElasticJobModuleOptions, ZookeeperConfiguration } from './interfaces/module-options.interface.js';
+export type {
+  ElasticJobModuleCommonOptions,
+  ElasticJobModuleOptions,
+  ZookeeperConfiguration,
+} from './interfaces/module-options.interface.js';
 export type {
   ErrorHandlerType,
   JobErrorHandler,

@@ -22,9 +22,8 @@ export interface ZookeeperConfiguration {
   digest?: string;
 }
 
-/** Options of `ElasticJobModule.forRoot()` / `forRootAsync()`. @publicApi */
-export interface ElasticJobModuleOptions {
-  zookeeper: ZookeeperConfiguration;
+/** What every form of the module's options has. @publicApi */
+export interface ElasticJobModuleCommonOptions {
   instance?: {
     /** The IP this instance registers under (`servers/{ip}`, `instances/{ip}@-@{pid}`); default: detected. */
     ip?: string;
@@ -38,3 +37,11 @@ export interface ElasticJobModuleOptions {
    */
   enabled?: boolean;
 }
+
+/**
+ * Options of `ElasticJobModule.forRoot()` / `forRootAsync()`: `zookeeper` is required, unless `enabled` is false
+ * (a test module needs no ZooKeeper settings). @publicApi
+ */
+export type ElasticJobModuleOptions =
+  | (ElasticJobModuleCommonOptions & { zookeeper: ZookeeperConfiguration })
+  | (ElasticJobModuleCommonOptions & { zookeeper?: ZookeeperConfiguration; enabled: false });

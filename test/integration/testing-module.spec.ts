@@ -84,6 +84,15 @@ describe('testing an app that imports ElasticJobModule', () => {
     await expect(app.get(ElasticJobOperator).getAllJobsBriefInfo()).rejects.toThrow(/enabled: false/);
   });
 
+  it('enabled: false needs no ZooKeeper settings at all (a test module)', async () => {
+    @Module({ imports: [ElasticJobModule.forRoot({ enabled: false })], providers: [ReportJob] })
+    class TestAppModule {}
+    const app = await Test.createTestingModule({ imports: [TestAppModule] }).compile();
+    hold(() => app.close());
+    await app.init();
+    expect(await app.get(ElasticJobRegistry).runJob('report', { shardingItem: 0 })).toBe('report for eu');
+  });
+
   it('enabled: false still validates the jobs: a bad @ShardedJob fails the boot', async () => {
     @Injectable()
     class BadJob {

@@ -1,13 +1,18 @@
 import 'reflect-metadata';
 import { Module, type Type } from '@nestjs/common';
 import { Test, type TestingModule } from '@nestjs/testing';
-import { ElasticJobModule, type ElasticJobModuleOptions } from '../../lib/index.js';
+import {
+  ElasticJobModule,
+  type ElasticJobModuleCommonOptions,
+  type ElasticJobModuleOptions,
+  type ZookeeperConfiguration,
+} from '../../lib/index.js';
 import { zkConnect } from './zk.js';
 
 export function appOptions(
   namespace: string,
-  overrides: Partial<ElasticJobModuleOptions> = {},
-): ElasticJobModuleOptions {
+  overrides: Partial<ElasticJobModuleCommonOptions & { zookeeper: ZookeeperConfiguration }> = {},
+): ElasticJobModuleCommonOptions & { zookeeper: ZookeeperConfiguration } {
   return {
     zookeeper: { serverLists: zkConnect(), namespace, sessionTimeoutMilliseconds: 4000 },
     shutdownTimeoutMilliseconds: 5000,
