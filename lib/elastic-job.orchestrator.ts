@@ -102,22 +102,7 @@ export class ElasticJobOrchestrator implements OnApplicationBootstrap, OnModuleD
       );
     // An app with jobs: their session, once bootstrap has made it (a call from onModuleInit waits for it).
     if (this.explorer.jobs.length > 0) return this.jobsSession.promise;
-    this.operatorSession ??= (async () => {
-      const registry = new ZookeeperRegistryCenter(this.zookeeper);
-      let connected = false;
-      try {
-        connected = await registry.start();
-      } finally {
-        if (!connected) await registry.close();
-      }
-      if (connected) return registry;
-      throw new RegistryError(
-        'CONNECTION_LOSS',
-        undefined,
-        `could not connect to ZooKeeper at ${this.zookeeper.serverLists} within ` +
-          `${registry.settings.connectionTimeoutMilliseconds} ms`,
-      );
-    })();
+    this.operatorSession ??= ZookeeperRegistryCenter.open(this.zookeeper);
     this.operatorSession.catch(() => (this.operatorSession = undefined));
     return this.operatorSession;
   }

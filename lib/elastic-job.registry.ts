@@ -9,6 +9,7 @@ import {
 import { INSTANCE_DELIMITER } from './elastic-job.constants.js';
 import type { ShardingContext } from './interfaces/sharding-context.interface.js';
 import { parseShardingItemParameters } from './job/sharding/sharding-item-parameters.js';
+import { awaitConnection } from './registry/registry-center.js';
 
 /** What `runJob()` may set of the ShardingContext; the rest comes from the job's configuration. */
 export interface RunJobOptions {
@@ -85,14 +86,14 @@ export class ElasticJobRegistry {
   async trigger(jobName: string): Promise<number> {
     const scheduler = this.scheduler(jobName);
     const registry = this.orchestrator.registryCenter;
-    const timeoutMs = registry?.settings.connectionTimeoutMilliseconds ?? 0;
-    if (!registry || !(registry.isConnected() || (await registry.waitForConnection(timeoutMs)))) {
+    if (!registry)
       throw new RegistryError(
         'CONNECTION_LOSS',
         undefined,
-        `Job '${jobName}': cannot trigger, not connected to ZooKeeper (waited ${timeoutMs} ms); try again once it is`,
+        `Job '${jobName}': cannot trigger, no ZooKeeper session yet`,
       );
-    }
+    const timeoutMs = registry.settings.connectionTimeoutMilliseconds;
+    await awaitConnection(registry, timeoutMs, `Job '${jobName}': cannot trigger`);
     return withinBound(scheduler.triggerAllInstances(), timeoutMs, `Job '${jobName}': trigger`);
   }
 

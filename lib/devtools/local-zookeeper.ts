@@ -121,6 +121,19 @@ export function fourLetterWord(host: string, port: number, word: string, timeout
   });
 }
 
+/**
+ * SIGTERM (a clean ZooKeeper shutdown), SIGKILL after 10 s; resolves once it has exited. A process killed by a
+ * signal already (OOM killer, kill -9) has a signalCode and no exitCode: its exit event is past, nothing to wait for.
+ */
+async function stopJvm(child: ChildProcess | undefined): Promise<void> {
+  if (!child || child.exitCode !== null || child.signalCode !== null) return;
+  const exited = new Promise<void>((resolve) => child.once('exit', () => resolve()));
+  child.kill('SIGTERM');
+  const timer = setTimeout(() => child.kill('SIGKILL'), 10_000);
+  await exited;
+  clearTimeout(timer);
+}
+
 export class LocalZookeeper {
   private process: ChildProcess | undefined;
   private constructor(
@@ -198,14 +211,7 @@ export class LocalZookeeper {
 
   /** Stops the server (SIGTERM, clean shutdown); the data dir is kept, so restart() brings the same tree back. */
   async stopServer(): Promise<void> {
-    const child = this.process;
-    // Killed by a signal (OOM killer, kill -9), it has a signalCode and no exitCode: its exit event is past.
-    if (!child || child.exitCode !== null || child.signalCode !== null) return;
-    const exited = new Promise<void>((resolve) => child.once('exit', () => resolve()));
-    child.kill('SIGTERM');
-    const timer = setTimeout(() => child.kill('SIGKILL'), 10_000);
-    await exited;
-    clearTimeout(timer);
+    await stopJvm(this.process);
   }
 
   async restart(): Promise<void> {
@@ -336,13 +342,7 @@ export class ZookeeperEnsemble {
   }
 
   async stopMember(member: number): Promise<void> {
-    const child = this.processes.get(member);
-    if (!child || child.exitCode !== null || child.signalCode !== null) return;
-    const exited = new Promise<void>((resolve) => child.once('exit', () => resolve()));
-    child.kill('SIGTERM');
-    const timer = setTimeout(() => child.kill('SIGKILL'), 10_000);
-    await exited;
-    clearTimeout(timer);
+    await stopJvm(this.processes.get(member));
   }
 
   startMember(member: number): void {

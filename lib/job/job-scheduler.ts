@@ -316,9 +316,7 @@ export class JobScheduler {
         removed = (await this.ctx.storage.direct.exists(this.ctx.paths.config)) === undefined;
       });
       if (removed) {
-        await this.stopByOperator(
-          `the job was removed from ZooKeeper (${this.ctx.storage.fullPath(this.ctx.paths.config)} is gone)`,
-        );
+        await this.stopAsRemoved();
         return true;
       }
       await this.withRetries('re-registration', async () => {
@@ -465,8 +463,7 @@ export class JobScheduler {
     const node = storage.fullPath(paths.instance(this.ctx.instanceId));
     // ElasticJob's removeJobConfiguration deletes the job's whole tree: the job is gone from the cluster.
     if ((await storage.direct.exists(paths.config)) === undefined) {
-      if (this.state === 'REGISTERED')
-        await this.stopByOperator(`the job was removed from ZooKeeper (${storage.fullPath(paths.config)} is gone)`);
+      await this.stopAsRemoved();
       return;
     }
     // The directory gone, or seen gone and already put back by a peer: an accident (zkCli deleteall, a console).
@@ -474,8 +471,7 @@ export class JobScheduler {
       // Only while the config node is there, in one request: a removal of the whole job (Curator deletes children
       // one by one, `instances` maybe before `config`) must not be undone by our putting the directory back.
       if (!(await this.instances.restoreAfterAccident(paths.config))) {
-        if (this.state === 'REGISTERED')
-          await this.stopByOperator(`the job was removed from ZooKeeper (${storage.fullPath(paths.config)} is gone)`);
+        await this.stopAsRemoved();
         return;
       }
       logger.warn(
@@ -487,6 +483,13 @@ export class JobScheduler {
     // The listener and the reconcile may both have looked: stop once.
     if (this.state === 'REGISTERED')
       await this.stopByOperator(`${node} was deleted while this instance's session lives`);
+  }
+
+  /** The job's config node is gone: removed from the cluster (ElasticJob's removeJobConfiguration). Stops once. */
+  private async stopAsRemoved(): Promise<void> {
+    if (this.state !== 'REGISTERED') return;
+    const config = this.ctx.storage.fullPath(this.ctx.paths.config);
+    await this.stopByOperator(`the job was removed from ZooKeeper (${config} is gone)`);
   }
 
   /** ElasticJob's remote shutdown, cleaned up as its own shutdown is (ElasticJob leaks listeners here: #2437). */

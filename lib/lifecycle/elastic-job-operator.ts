@@ -1,7 +1,7 @@
 import { RegistryError, withinBound } from '../errors/elastic-job.errors.js';
 import type { ZookeeperConfiguration } from '../interfaces/module-options.interface.js';
 import type { JobConfiguration } from '../job/config/job-configuration.js';
-import type { RegistryCenter } from '../registry/registry-center.js';
+import { awaitConnection, type RegistryCenter } from '../registry/registry-center.js';
 import { ZookeeperRegistryCenter } from '../registry/zookeeper-registry-center.js';
 import { DEFAULT_ZOOKEEPER_SETTINGS, validateZookeeperOptions } from '../registry/zookeeper-settings.js';
 import { JobConfigurationApi, type JobConfigurationChanges } from './job-configuration.api.js';
@@ -67,21 +67,7 @@ export class ElasticJobOperator {
    */
   static async connect(zookeeper: ZookeeperConfiguration): Promise<ElasticJobOperator> {
     validateZookeeperOptions(zookeeper);
-    const registry = new ZookeeperRegistryCenter(zookeeper);
-    let connected = false;
-    try {
-      connected = await registry.start();
-    } finally {
-      if (!connected) await registry.close();
-    }
-    if (!connected) {
-      throw new RegistryError(
-        'CONNECTION_LOSS',
-        undefined,
-        `could not connect to ZooKeeper at ${zookeeper.serverLists} within ` +
-          `${registry.settings.connectionTimeoutMilliseconds} ms: check serverLists and that ZooKeeper runs`,
-      );
-    }
+    const registry = await ZookeeperRegistryCenter.open(zookeeper, 'check serverLists and that ZooKeeper runs');
     return new ElasticJobOperator(
       async () => registry,
       registry.settings.connectionTimeoutMilliseconds,
@@ -193,13 +179,7 @@ export class ElasticJobOperator {
         jobConfiguration: new JobConfigurationApi(registry),
       };
     }
-    if (!registry.isConnected() && !(await registry.waitForConnection(this.connectionTimeoutMs))) {
-      throw new RegistryError(
-        'CONNECTION_LOSS',
-        undefined,
-        `not connected to ZooKeeper after waiting ${this.connectionTimeoutMs} ms: check that it runs and is reachable`,
-      );
-    }
+    await awaitConnection(registry, this.connectionTimeoutMs, 'ElasticJobOperator');
     return this.apis;
   }
 }

@@ -1,3 +1,4 @@
+import { RegistryError } from '../errors/elastic-job.errors.js';
 import type { ConnectionStateChange, NodeData, NodeMode, NodeStat, TransactionOp, Watcher } from './registry.types.js';
 
 /** Requests sent, by kind, and watch events heard: what a firing costs, for benchmarks and operators. */
@@ -83,4 +84,17 @@ export interface RegistryWatches {
  */
 export interface RegistryCenter extends ConnectionView, RegistryReads, RegistryWrites, RegistryWatches {
   readonly stats: RegistryStats;
+}
+
+/**
+ * Resolves once the session is connected, waiting at most `timeoutMs`; rejects with a RegistryError
+ * (`CONNECTION_LOSS`) after that, since a request sent meanwhile would wait for ZooKeeper without bound.
+ */
+export async function awaitConnection(connection: ConnectionView, timeoutMs: number, what: string): Promise<void> {
+  if (connection.isConnected() || (await connection.waitForConnection(timeoutMs))) return;
+  throw new RegistryError(
+    'CONNECTION_LOSS',
+    undefined,
+    `${what}: not connected to ZooKeeper after waiting ${timeoutMs} ms; check that it runs and is reachable`,
+  );
 }

@@ -1,4 +1,5 @@
 import { Logger } from '@nestjs/common';
+import { RegistryError } from '../errors/elastic-job.errors.js';
 import type { ZookeeperConfiguration } from '../interfaces/module-options.interface.js';
 import { NamespacePaths } from './namespace-paths.js';
 import { parseServerLists } from './zookeeper-names.js';
@@ -105,6 +106,28 @@ export class ZookeeperRegistryCenter implements RegistryCenter {
    * `connectionTimeoutMilliseconds` passes first; the client keeps trying in the background either way.
    * Throws `RegistryError('UNSUPPORTED_CLIENT')` when the installed client lacks what this library relies on.
    */
+  /**
+   * A started registry center, or a RegistryError (`CONNECTION_LOSS`) naming the servers and what to check
+   * (`hint`) when ZooKeeper does not answer within the connection timeout. The client is closed then, without
+   * waiting: one that never connected waits 2 s for a disconnection that never comes.
+   */
+  static async open(config: ZookeeperConfiguration, hint?: string): Promise<ZookeeperRegistryCenter> {
+    const registry = new ZookeeperRegistryCenter(config);
+    let connected = false;
+    try {
+      connected = await registry.start();
+    } finally {
+      if (!connected) void registry.close();
+    }
+    if (connected) return registry;
+    throw new RegistryError(
+      'CONNECTION_LOSS',
+      undefined,
+      `could not connect to ZooKeeper at ${config.serverLists} within ` +
+        `${registry.settings.connectionTimeoutMilliseconds} ms${hint ? `: ${hint}` : ''}`,
+    );
+  }
+
   async start(): Promise<boolean> {
     this.session.start();
     const connected = await this.session.waitForConnection(this.settings.connectionTimeoutMilliseconds);
