@@ -1,7 +1,8 @@
-import { createRequire } from 'node:module';
 import type { Socket } from 'node:net';
 import zookeeper from 'node-zookeeper-client';
 import type { ACL, Client, Event as ZkEvent, Stat } from 'node-zookeeper-client';
+import clientException from 'node-zookeeper-client/lib/Exception.js';
+import juteModule from 'node-zookeeper-client/lib/jute/index.js';
 import { AddWatchRequest } from './add-watch-request.js';
 import { corkEachTick, FrameReader } from './client-io.js';
 import { multiAcl, MultiRequest, type MultiOp } from './multi-request.js';
@@ -56,11 +57,9 @@ interface ConnectionManagerInternals {
   onSocketConnected(...args: unknown[]): void;
 }
 
-const require = createRequire(import.meta.url);
-const jute = require('node-zookeeper-client/lib/jute/index.js') as Jute;
+const jute = juteModule as Jute;
 /** The client's own error factory, so errors from our requests look like errors from its own. */
-const createClientException = (require('node-zookeeper-client/lib/Exception.js') as { create(code: number): Error })
-  .create;
+const createClientException = (clientException as { create(code: number): Error }).create;
 
 const MODES: Record<NodeMode, number> = {
   PERSISTENT: zookeeper.CreateMode.PERSISTENT,

@@ -1,23 +1,38 @@
-import { execFileSync } from 'node:child_process';
-import { readFileSync } from 'node:fs';
-import { describe, expect, it } from 'vitest';
+import { execFileSync, spawnSync } from 'node:child_process';
+import { existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync, statSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join, resolve } from 'node:path';
+import { beforeAll, describe, expect, it } from 'vitest';
+import { uniqueNamespace, zkConnect } from '../support/zk.js';
 
 /**
- * What `npm publish` would ship, from a fresh `npm run build`: the license, source maps a debugger can follow
- * without the TypeScript sources (inlined), the CLI with its shebang, and every document the declarations cite.
+ * What `npm publish` would ship, from a fresh `npm run build`, and that it works where users put it: the license,
+ * source maps a debugger can follow without the TypeScript sources (inlined), the CLI with its shebang, every
+ * document the declarations cite; and a CommonJS build that a Nest 11 app made by `nest new` (tsc to CommonJS with
+ * TypeScript 5.0, Jest with ts-jest) compiles against, runs with, and tests with (test/fixtures/nest11-cjs).
  */
 
 interface PackedFile {
   path: string;
 }
 
+const FIXTURE = resolve('test/fixtures/nest11-cjs');
+
+let files: Set<string>;
+let tarball: string;
+
+beforeAll(() => {
+  execFileSync('npm', ['run', '--silent', 'build'], { stdio: 'ignore' });
+  const destination = mkdtempSync(join(tmpdir(), 'nestjs-elastic-job-pack-'));
+  const [pack] = JSON.parse(
+    execFileSync('npm', ['pack', '--json', '--pack-destination', destination], { encoding: 'utf8' }),
+  ) as Array<{ filename: string; files: PackedFile[] }>;
+  files = new Set(pack!.files.map((file) => file.path));
+  tarball = join(destination, pack!.filename);
+});
+
 describe('the package as published', () => {
   it('ships LICENSE, self-contained source maps, the CLI, and every document its declarations cite', () => {
-    execFileSync('npm', ['run', '--silent', 'build'], { stdio: 'ignore' });
-    const [pack] = JSON.parse(execFileSync('npm', ['pack', '--dry-run', '--json'], { encoding: 'utf8' })) as Array<{
-      files: PackedFile[];
-    }>;
-    const files = new Set(pack!.files.map((file) => file.path));
     expect(files.has('LICENSE')).toBe(true);
     expect(readFileSync('LICENSE', 'utf8')).toContain('Apache License');
 
@@ -44,4 +59,42 @@ describe('the package as published', () => {
     expect(cited.size).toBeGreaterThan(0);
     expect([...cited].filter((doc) => !files.has(doc))).toEqual([]);
   });
+
+  it('works in a Nest 11 CommonJS app: compiled by TypeScript 5.0, run by Node, tested by Jest in its default mode', () => {
+    installFixtureDependencies();
+    const installed = join(FIXTURE, 'node_modules', 'nestjs-elastic-job');
+    rmSync(installed, { recursive: true, force: true });
+    mkdirSync(installed);
+    execFileSync('tar', ['-xzf', tarball, '-C', installed, '--strip-components=1']);
+
+    rmSync(join(FIXTURE, 'dist'), { recursive: true, force: true });
+    execFileSync(process.execPath, ['node_modules/typescript/bin/tsc', '-p', 'tsconfig.json'], fixtureRun());
+
+    const env = { ...process.env, ZK_CONNECT: zkConnect(), ZK_NAMESPACE: uniqueNamespace('cjs-app') };
+    const ran = JSON.parse(
+      execFileSync(process.execPath, ['dist/main.js'], { ...fixtureRun(), env, encoding: 'utf8' }),
+    ) as { loaded: string; items: string[] };
+    expect(ran.loaded).toBe(join(installed, 'dist', 'cjs', 'index.js'));
+    expect(ran.items).toEqual(['0=eu', '1=us', '2=ap']);
+
+    const jestEnv = { ...env, ZK_NAMESPACE: uniqueNamespace('cjs-jest') };
+    const jest = spawnSync(process.execPath, ['node_modules/jest/bin/jest.js', '--ci'], {
+      ...fixtureRun(),
+      env: jestEnv,
+      encoding: 'utf8',
+    });
+    expect(jest.status, jest.stderr).toBe(0);
+    expect(jest.stderr).toMatch(/Tests:\s+2 passed, 2 total/);
+  }, 240_000);
 });
+
+function fixtureRun(): { cwd: string; timeout: number } {
+  return { cwd: FIXTURE, timeout: 120_000 };
+}
+
+/** `npm ci` in the fixture when its node_modules is missing or older than its lockfile (as tools/ensure-deps.mjs). */
+function installFixtureDependencies(): void {
+  const marker = join(FIXTURE, 'node_modules', '.package-lock.json');
+  if (existsSync(marker) && statSync(marker).mtimeMs >= statSync(join(FIXTURE, 'package-lock.json')).mtimeMs) return;
+  execFileSync('npm', ['ci', '--no-audit', '--no-fund'], { ...fixtureRun(), stdio: 'ignore' });
+}
