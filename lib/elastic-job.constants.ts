@@ -4,3 +4,5 @@ export const INSTANCE_DELIMITER = '@-@';
 export const DEFAULT_SHUTDOWN_TIMEOUT_MS = 30_000;
 export const ERROR_HANDLER_PROVIDER_METADATA = 'nestjs-elastic-job:error_handler_provider';
 export const SHARDING_STRATEGY_PROVIDER_METADATA = 'nestjs-elastic-job:sharding_strategy_provider';
+export const EVENT_SUBSCRIBER_METADATA = 'nestjs-elastic-job:event_subscriber';
+export const JOB_LISTENER_METADATA = 'nestjs-elastic-job:job_listener';

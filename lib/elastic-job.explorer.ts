@@ -2,9 +2,16 @@ import { Injectable, Logger, type OnModuleInit } from '@nestjs/common';
 import { DiscoveryService, MetadataScanner, Reflector } from '@nestjs/core';
 import {
   ERROR_HANDLER_PROVIDER_METADATA,
+  EVENT_SUBSCRIBER_METADATA,
+  JOB_LISTENER_METADATA,
   SHARDED_JOB_METADATA,
   SHARDING_STRATEGY_PROVIDER_METADATA,
 } from './elastic-job.constants.js';
+import type { EventSubscriberMetadata } from './decorators/on-elastic-job-event.decorator.js';
+import type { ElasticJobEvent } from './events/elastic-job-event.types.js';
+import { ELASTIC_JOB_EVENT_TYPES } from './events/elastic-job-event.types.js';
+import type { ElasticJobListenerOptions } from './interfaces/job-listener.interface.js';
+import type { DiscoveredListener } from './listeners/job-listener-hooks.js';
 import { JobConfigurationError } from './errors/elastic-job.errors.js';
 import type { ShardingContext } from './interfaces/sharding-context.interface.js';
 import type {
@@ -20,14 +27,24 @@ import {
 } from './job/config/job-configuration.validator.js';
 import type { JobDefinition } from './job/job-scheduler.js';
 
+/** An `@OnElasticJobEvent()` method. */
+export interface DiscoveredSubscriber {
+  name: string;
+  types: EventSubscriberMetadata['types'];
+  jobs: EventSubscriberMetadata['jobs'];
+  call: (event: ElasticJobEvent) => unknown;
+}
+
 /**
- * Finds `@ShardedJob()` methods on every provider and controller (DiscoveryService + MetadataScanner) and
- * validates them, in `onModuleInit`: bad configuration fails here, before anything touches ZooKeeper.
+ * Finds `@ShardedJob()` methods on every provider and controller (DiscoveryService + MetadataScanner), and the
+ * `@OnElasticJobEvent()` methods and `@ElasticJobListener()` providers, and validates them, in `onModuleInit`: bad configuration fails here, before anything touches ZooKeeper.
  */
 @Injectable()
 export class ElasticJobExplorer implements OnModuleInit {
   private readonly logger = new Logger('ElasticJob');
   private definitions: JobDefinition[] = [];
+  private subscribers: DiscoveredSubscriber[] = [];
+  private listeners: DiscoveredListener[] = [];
 
   constructor(
     private readonly discovery: DiscoveryService,
@@ -47,10 +64,94 @@ export class ElasticJobExplorer implements OnModuleInit {
       );
     }
     this.definitions = this.explore();
+    const jobNames = new Set(this.definitions.map((definition) => definition.config.jobName));
+    this.subscribers = this.exploreSubscribers(jobNames);
+    this.listeners = this.exploreListeners(jobNames);
   }
 
   get jobs(): readonly JobDefinition[] {
     return this.definitions;
+  }
+
+  /** `@OnElasticJobEvent()` methods, validated. */
+  get eventSubscribers(): readonly DiscoveredSubscriber[] {
+    return this.subscribers;
+  }
+
+  /** `@ElasticJobListener()` providers, validated. */
+  get jobListeners(): readonly DiscoveredListener[] {
+    return this.listeners;
+  }
+
+  private exploreSubscribers(jobNames: ReadonlySet<string>): DiscoveredSubscriber[] {
+    const found: DiscoveredSubscriber[] = [];
+    for (const wrapper of [...this.discovery.getProviders(), ...this.discovery.getControllers()]) {
+      const instance: unknown = wrapper.instance;
+      if (!instance || typeof instance !== 'object') continue;
+      const prototype = Object.getPrototypeOf(instance) as object | null;
+      if (!prototype) continue;
+      for (const methodName of this.scanner.getAllMethodNames(prototype)) {
+        const method = (instance as Record<string, unknown>)[methodName];
+        if (typeof method !== 'function') continue;
+        const metadata = this.reflector.get<EventSubscriberMetadata | undefined>(EVENT_SUBSCRIBER_METADATA, method);
+        if (!metadata) continue;
+        const name = `${instance.constructor.name}.${methodName}`;
+        const fail = (field: string, detail: string): never => {
+          throw new JobConfigurationError(undefined, field, `@OnElasticJobEvent() on ${name} ${detail}`);
+        };
+        if (!wrapper.isDependencyTreeStatic()) fail('OnElasticJobEvent', 'is on a request-scoped provider');
+        for (const type of metadata.types ?? [])
+          if (!(ELASTIC_JOB_EVENT_TYPES as readonly string[]).includes(type))
+            fail('type', `names '${type}', not an event type; one of: ${ELASTIC_JOB_EVENT_TYPES.join(', ')}, or '*'`);
+        for (const job of metadata.jobs ?? [])
+          if (!jobNames.has(job)) fail('jobs', `names '${job}', not a job of this app (${[...jobNames].join(', ')})`);
+        found.push({
+          name,
+          types: metadata.types,
+          jobs: metadata.jobs,
+          call: (event) => (method as (event: ElasticJobEvent) => unknown).call(instance, event),
+        });
+      }
+    }
+    return found;
+  }
+
+  private exploreListeners(jobNames: ReadonlySet<string>): DiscoveredListener[] {
+    const found: DiscoveredListener[] = [];
+    for (const wrapper of this.discovery.getProviders()) {
+      const instance: unknown = wrapper.instance;
+      if (!instance || typeof instance !== 'object' || !wrapper.metatype) continue;
+      const options = this.reflector.get<ElasticJobListenerOptions | undefined>(
+        JOB_LISTENER_METADATA,
+        instance.constructor,
+      );
+      if (!options) continue;
+      const name = instance.constructor.name;
+      const fail = (field: string, detail: string): never => {
+        throw new JobConfigurationError(undefined, field, `the job listener ${name} ${detail}`);
+      };
+      const listener = instance as DiscoveredListener['listener'];
+      const methods = [
+        'beforeJobExecuted',
+        'afterJobExecuted',
+        'beforeJobExecutedAtLastStarted',
+        'afterJobExecutedAtLastCompleted',
+      ] as const;
+      if (!methods.some((method) => typeof listener[method] === 'function'))
+        fail('ElasticJobListener', `has none of the listener methods (${methods.join(', ')})`);
+      if (!wrapper.isDependencyTreeStatic()) fail('ElasticJobListener', 'is request-scoped: it must be a singleton');
+      for (const job of options.jobs ?? [])
+        if (!jobNames.has(job)) fail('jobs', `names '${job}', not a job of this app (${[...jobNames].join(', ')})`);
+      if (options.order !== undefined && !Number.isFinite(options.order))
+        fail('order', `must be a number, got ${JSON.stringify(options.order)}`);
+      for (const field of ['startedTimeoutMilliseconds', 'completedTimeoutMilliseconds'] as const) {
+        const value = options[field];
+        if (value !== undefined && (!Number.isInteger(value) || value <= 0))
+          fail(field, `must be an integer > 0 (a wait without a bound can deadlock), got ${JSON.stringify(value)}`);
+      }
+      found.push({ name, listener, options });
+    }
+    return found;
   }
 
   explore(): JobDefinition[] {

@@ -1,6 +1,7 @@
 import { Module } from '@nestjs/common';
 import { DiscoveryModule } from '@nestjs/core';
 import { ElasticJobExplorer } from './elastic-job.explorer.js';
+import { ElasticJobEventBus } from './events/elastic-job-event-bus.js';
 import { ELASTIC_JOB_MODULE_OPTIONS, ElasticJobConfigurableModule } from './elastic-job.module-definition.js';
 import type { ElasticJobModuleOptions } from './interfaces/module-options.interface.js';
 import { DEFAULT_ZOOKEEPER_SETTINGS } from './registry/zookeeper-settings.js';
@@ -16,6 +17,7 @@ import { ElasticJobOperator } from './lifecycle/elastic-job-operator.js';
   imports: [DiscoveryModule],
   providers: [
     ElasticJobExplorer,
+    ElasticJobEventBus,
     ElasticJobOrchestrator,
     ElasticJobRegistry,
     {

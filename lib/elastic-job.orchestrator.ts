@@ -8,6 +8,8 @@ import {
 } from '@nestjs/common';
 import { DEFAULT_SHUTDOWN_TIMEOUT_MS } from './elastic-job.constants.js';
 import { ElasticJobExplorer } from './elastic-job.explorer.js';
+import { ElasticJobEventBus } from './events/elastic-job-event-bus.js';
+import { listenerHooks } from './listeners/job-listener-hooks.js';
 import { ELASTIC_JOB_MODULE_OPTIONS } from './elastic-job.module-definition.js';
 import { describeError, JobConfigurationError, RegistryError } from './errors/elastic-job.errors.js';
 import type { ElasticJobModuleOptions, ZookeeperConfiguration } from './interfaces/module-options.interface.js';
@@ -60,6 +62,7 @@ export class ElasticJobOrchestrator implements OnApplicationBootstrap, OnModuleD
   constructor(
     @Inject(ELASTIC_JOB_MODULE_OPTIONS) private readonly options: ElasticJobModuleOptions,
     private readonly explorer: ElasticJobExplorer,
+    private readonly eventBus: ElasticJobEventBus,
   ) {}
 
   get jobs(): ReadonlyMap<string, JobScheduler> {
@@ -110,6 +113,8 @@ export class ElasticJobOrchestrator implements OnApplicationBootstrap, OnModuleD
   async onApplicationBootstrap(): Promise<void> {
     validateModuleOptions(this.options);
     const definitions = this.explorer.jobs;
+    for (const subscriber of this.explorer.eventSubscribers)
+      this.eventBus.on(subscriber.name, subscriber.call, { types: subscriber.types, jobs: subscriber.jobs });
     if (this.options.enabled === false) {
       this.logger.log(
         `enabled: false: ${definitions.length} job(s) validated, none scheduled; not connecting to ZooKeeper`,
@@ -131,9 +136,16 @@ export class ElasticJobOrchestrator implements OnApplicationBootstrap, OnModuleD
       maxSleepTimeMs: zk.maxSleepTimeMilliseconds,
       maxRetries: zk.maxRetries,
       shutdownTimeoutMs: this.options.shutdownTimeoutMilliseconds ?? DEFAULT_SHUTDOWN_TIMEOUT_MS,
+      eventSink: this.eventBus,
     };
     for (const definition of definitions) {
-      this.schedulers.set(definition.config.jobName, new JobScheduler(definition, registry, identity, settings));
+      const { jobName } = definition.config;
+      const scheduler = new JobScheduler(definition, registry, identity, settings);
+      const listeners = this.explorer.jobListeners.filter(
+        ({ options }) => !options.jobs || options.jobs.includes(jobName),
+      );
+      if (listeners.length > 0) scheduler.addFiringHooks(listenerHooks(listeners, scheduler, scheduler.ctx.logger));
+      this.schedulers.set(jobName, scheduler);
     }
     const connected = await registry.start();
     if (!connected) {
@@ -218,5 +230,6 @@ export class ElasticJobOrchestrator implements OnApplicationBootstrap, OnModuleD
     const operatorSession = this.operatorSession;
     this.operatorSession = undefined;
     await (await operatorSession?.catch(() => undefined))?.close();
+    this.eventBus.close();
   }
 }

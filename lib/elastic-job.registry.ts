@@ -24,11 +24,26 @@ export interface RunJobOptions {
 }
 import { ElasticJobOrchestrator } from './elastic-job.orchestrator.js';
 import type { JobStatus } from './job/job-scheduler.js';
+import type { Observable } from 'rxjs';
+import { ElasticJobEventBus } from './events/elastic-job-event-bus.js';
+import type { ElasticJobEvent } from './events/elastic-job-event.types.js';
 
 /** Runtime view of this instance's sharded jobs; inject it anywhere. @publicApi */
 @Injectable()
 export class ElasticJobRegistry {
-  constructor(private readonly orchestrator: ElasticJobOrchestrator) {}
+  constructor(
+    private readonly orchestrator: ElasticJobOrchestrator,
+    private readonly eventBus: ElasticJobEventBus,
+  ) {}
+
+  /**
+   * Every event of this app's jobs on this instance, as it happens (README "Events"): items started and completed,
+   * firing status, leadership, sharding, session, failover, misfire. Filter with rxjs (`filter(e => e.type ===
+   * 'item.completed')`). Completes when the app shuts down.
+   */
+  get events$(): Observable<ElasticJobEvent> {
+    return this.eventBus.events$;
+  }
 
   /** The app's jobs: scheduled ones, or, with `enabled: false`, the declared ones. Empty before bootstrap. */
   getJobNames(): string[] {

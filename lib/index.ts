@@ -14,6 +14,31 @@ export type {
 } from './lifecycle/lifecycle.types.js';
 export type { JobConfiguration } from './job/config/job-configuration.js';
 export { ShardedJob } from './decorators/sharded-job.decorator.js';
+export { OnElasticJobEvent } from './decorators/on-elastic-job-event.decorator.js';
+export { ElasticJobListener } from './decorators/elastic-job-listener.decorator.js';
+export type {
+  DistributeOnceElasticJobListener,
+  ElasticJobListenerOptions,
+  ShardingContexts,
+} from './interfaces/job-listener.interface.js';
+export {
+  ELASTIC_JOB_EVENT_TYPES,
+  type ElasticJobEvent,
+  type ElasticJobEventOf,
+  type ElasticJobEventType,
+  type ExecutionSource,
+  type FailoverClaimedEvent,
+  type FiringSkippedEvent,
+  type ItemCompletedEvent,
+  type ItemStartedEvent,
+  type JobExecutionEvent,
+  type JobStatusEvent,
+  type JobStatusState,
+  type LeadershipEvent,
+  type MisfireFlaggedEvent,
+  type SessionEvent,
+  type ShardingAssignedEvent,
+} from './events/elastic-job-event.types.js';
 export { ElasticJobErrorHandler, ElasticJobShardingStrategy } from './decorators/job-plugin.decorators.js';
 export type {
   ElasticJobModuleCommonOptions,

@@ -1,4 +1,5 @@
 import type { Logger } from '@nestjs/common';
+import type { JobEventPublisher } from '../events/job-event-publisher.js';
 import type { ConnectionView } from '../registry/registry-center.js';
 import type { JobNodePath } from './paths.js';
 import type { JobPlugins } from './plugins/job-plugins.js';
@@ -19,4 +20,6 @@ export interface JobContext {
   readonly waitTimeoutMs: number;
   /** Sharding strategies and error handlers by type name. */
   readonly plugins: JobPlugins;
+  /** The job's public events (README "Events"). */
+  readonly events: JobEventPublisher;
 }

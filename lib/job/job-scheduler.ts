@@ -1,5 +1,6 @@
 import { Logger } from '@nestjs/common';
 import type { RegistryCenter } from '../registry/registry-center.js';
+import { JobEventPublisher, type JobEventSink } from '../events/job-event-publisher.js';
 import { CronTrigger } from '../schedule/cron-trigger.js';
 import {
   describeError,
@@ -16,6 +17,7 @@ import type { JobConfiguration } from './config/job-configuration.js';
 import { LeaderService } from './election/leader.service.js';
 import { ExecutionService } from './execution/execution.service.js';
 import { FailoverService } from './failover/failover.service.js';
+import { GuaranteeService } from './guarantee/guarantee.service.js';
 import { ReconcileService } from './reconcile/reconcile.service.js';
 import { JobExecutor, PREPARE_AHEAD_MS } from './execution/job-executor.js';
 import type { JobHandler } from './execution/item-executor.js';
@@ -23,6 +25,7 @@ import type { ExecutionEvents, FiringHooks } from './execution/execution-events.
 import { InstanceService } from './instance/instance.service.js';
 import type { JobContext } from './job-context.js';
 import { ClusterChangeReactions } from './reaction/cluster-change-reactions.js';
+import { CoordinationEventWatcher } from './reaction/coordination-event-watcher.js';
 import { buildInstanceId, JobNodePath } from './paths.js';
 import { ServerService, SERVER_DISABLED, SERVER_ENABLED } from './server/server.service.js';
 import { ShardingService } from './sharding/sharding.service.js';
@@ -57,6 +60,8 @@ export interface JobSchedulerSettings {
   reconcileMinuteMs?: number;
   /** How long an operator's shutdown waits for running items (their signal aborted) before cleaning up. */
   shutdownTimeoutMs?: number;
+  /** Where the job's public events go (the module's ElasticJobEventBus); nowhere when not given. */
+  eventSink?: JobEventSink;
 }
 
 type SchedulerState = 'LATENT' | 'REGISTERING' | 'REGISTERED' | 'SHUTDOWN';
@@ -117,6 +122,8 @@ export class JobScheduler {
   private readonly reconcile: ReconcileService;
   private readonly executor: JobExecutor;
   private readonly reactions: ClusterChangeReactions;
+  private readonly coordinationEvents: CoordinationEventWatcher;
+  private readonly guarantee: GuaranteeService;
   private readonly trigger: CronTrigger;
   private state: SchedulerState = 'LATENT';
   private shutdownRecord: JobStatus['shutdown'];
@@ -136,16 +143,18 @@ export class JobScheduler {
     const { jobName } = definition.config;
     const paths = new JobNodePath(jobName);
     const logger = new Logger(`ElasticJob:${jobName}`);
+    const instanceId = buildInstanceId(identity.ip, identity.pid);
     this.ctx = {
       jobName,
       paths,
       connection: registry,
       logger,
       storage: new JobNodeStorage(registry, paths, logger),
-      instanceId: buildInstanceId(identity.ip, identity.pid),
+      instanceId,
       ip: identity.ip,
       waitTimeoutMs: settings.waitTimeoutMs,
       plugins: new JobPlugins(logger, definition.plugins, definition.handler),
+      events: new JobEventPublisher(settings.eventSink, { jobName, instanceId, ip: identity.ip }),
     };
     this.configService = new ConfigService(this.ctx, definition.config, definition.owner);
     this.servers = new ServerService(this.ctx);
@@ -178,6 +187,9 @@ export class JobScheduler {
       this.failover,
       itemExecutor,
     );
+    this.ctx.events.follow(this.executor.events);
+    this.guarantee = new GuaranteeService(this.ctx, this.servers);
+    this.coordinationEvents = new CoordinationEventWatcher(this.ctx, this.configService, this.leader, this.sharding);
     this.trigger = new CronTrigger(
       definition.config.cron,
       definition.config.timeZone,
@@ -216,6 +228,20 @@ export class JobScheduler {
     return this.executor.addHooks(hooks);
   }
 
+  /**
+   * Runs `callback` once across the cluster when every item of the job has `started` (or `completed`) on some
+   * instance, this one bringing `items` (distribute-once listeners; see GuaranteeService). Rejects with
+   * CoordinationTimeoutError after `timeoutMs`.
+   */
+  distributeOnce(
+    kind: 'started' | 'completed',
+    items: readonly number[],
+    timeoutMs: number,
+    callback: () => Promise<void>,
+  ): Promise<void> {
+    return this.guarantee.once(kind, items, this.configService.load().shardingTotalCount, timeoutMs, callback);
+  }
+
   get isRegistered(): boolean {
     return this.state === 'REGISTERED';
   }
@@ -241,8 +267,10 @@ export class JobScheduler {
         // Another instance may take our items over once the session is gone: tell the handlers.
         // Registered: nothing starts until re-registered on the new session (our cache may show items that peers
         // take over meanwhile). Still registering: that registration runs on the new session.
-        if (change.state === 'LOST' && this.state === 'REGISTERED') this.executor.sessionLost();
-        else if (change.state === 'LOST') this.executor.abortAll('ZooKeeper session lost');
+        if (change.state === 'LOST' && this.state === 'REGISTERED') {
+          this.executor.sessionLost();
+          this.ctx.events.publish('session.lost', {});
+        } else if (change.state === 'LOST') this.executor.abortAll('ZooKeeper session lost');
         // Same session: go on at once. A new session: after re-registration (see tryReRegistration).
         if (change.state === 'RECONNECTED' && !change.newSession && this.state === 'REGISTERED')
           this.executor.catchUpAfterReconnect();
@@ -292,6 +320,7 @@ export class JobScheduler {
     this.trigger.reschedule(this.configService.load().cron, this.configService.load().timeZone);
     this.trigger.start();
     this.reconcile.start();
+    this.coordinationEvents.start();
     void this.executor
       .failoverIfNecessary()
       .catch((error: unknown) => this.ctx.logger.warn(`failover claim failed: ${String(error)}`));
@@ -349,6 +378,7 @@ export class JobScheduler {
     );
     // Items may start again, beginning with the firing skipped while the session was gone, if any.
     this.executor.rejoined();
+    this.ctx.events.publish('session.rejoined', {});
     return true;
   }
 
@@ -416,6 +446,7 @@ export class JobScheduler {
     this.shutdownRecord = { by: 'application', at: new Date(), reason: 'the application shut down' };
     this.trigger.stop();
     this.reconcile.stop();
+    this.coordinationEvents.stop();
     for (const unsubscribe of this.unsubscribes.splice(0)) unsubscribe();
     await this.executor.stop(timeoutMs);
     this.reactions.stop();

@@ -19,6 +19,12 @@ export class JobNodePath {
   readonly failoverLatch: string;
   readonly triggers: string;
   readonly systemTimeCurrent: string;
+  /** The distribute-once listeners' nodes (ElasticJob's GuaranteeNode): `guarantee/started`, `guarantee/completed`. */
+  readonly guarantee: string;
+  readonly guaranteeStarted: string;
+  readonly guaranteeCompleted: string;
+  readonly guaranteeStartedLatch: string;
+  readonly guaranteeCompletedLatch: string;
   private readonly skeletonPaths: readonly string[];
   /** Looked up on every cache read: built once. */
   private readonly skeletonSet: ReadonlySet<string>;
@@ -37,6 +43,11 @@ export class JobNodePath {
     this.failoverLatch = `${this.root}/leader/failover/latch`;
     this.triggers = `${this.root}/trigger`;
     this.systemTimeCurrent = `${this.root}/systemTime/current`;
+    this.guarantee = `${this.root}/guarantee`;
+    this.guaranteeStarted = `${this.guarantee}/started`;
+    this.guaranteeCompleted = `${this.guarantee}/completed`;
+    this.guaranteeStartedLatch = `${this.guarantee}/started-latch`;
+    this.guaranteeCompletedLatch = `${this.guarantee}/completed-latch`;
     const leader = `${this.root}/leader`;
     this.skeletonPaths = [
       this.root,
@@ -72,6 +83,13 @@ export class JobNodePath {
     if (path.startsWith(`${this.leaderElectionLatch}/`))
       return path.lastIndexOf('/') === this.leaderElectionLatch.length ? { data: false, children: false } : 'ignore';
     if (path === this.failoverLatch || path.startsWith(`${this.failoverLatch}/`)) return 'ignore';
+    // Distribute-once listeners: which items started / completed is told by the names under these two.
+    if (path.startsWith(`${this.guarantee}/`) && path.slice(this.guarantee.length + 1).includes('-latch'))
+      return 'ignore';
+    if (path === this.guarantee || path === this.guaranteeStarted || path === this.guaranteeCompleted)
+      return { data: false, children: true };
+    if (path.startsWith(`${this.guaranteeStarted}/`) || path.startsWith(`${this.guaranteeCompleted}/`))
+      return { data: false, children: false };
     if (this.skeletonSet.has(path)) return { data: path === this.root, children: true };
     const rel = path.slice(this.root.length + 1).split('/');
     // sharding/{i} is a directory; everything else below the skeleton is a leaf.
@@ -125,6 +143,11 @@ export class JobNodePath {
 
   failoverItem(item: number): string {
     return `${this.failoverItems}/${item}`;
+  }
+
+  /** `guarantee/started/{item}` or `guarantee/completed/{item}`. */
+  guaranteeItem(kind: 'started' | 'completed', item: number): string {
+    return `${kind === 'started' ? this.guaranteeStarted : this.guaranteeCompleted}/${item}`;
   }
 
   trigger(instanceId: string): string {

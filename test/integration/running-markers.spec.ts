@@ -1,3 +1,4 @@
+import { JobEventPublisher } from '../../lib/events/job-event-publisher.js';
 import { Logger } from '@nestjs/common';
 import { afterEach, describe, expect, it } from 'vitest';
 import { ExecutionService } from '../../lib/job/execution/execution.service.js';
@@ -46,6 +47,7 @@ async function contender(
     ip: instanceId.split('@-@')[0]!,
     waitTimeoutMs: 5000,
     plugins: new JobPlugins(logger),
+    events: new JobEventPublisher(undefined, { jobName: JOB, instanceId, ip: instanceId.split('@-@')[0]! }),
   };
   await ctx.storage.startCache();
   cleanups.push(() => ctx.storage.closeCache());

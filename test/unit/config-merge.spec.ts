@@ -1,3 +1,4 @@
+import { JobEventPublisher } from '../../lib/events/job-event-publisher.js';
 import { Logger } from '@nestjs/common';
 import { beforeAll, describe, expect, it, vi } from 'vitest';
 import type {
@@ -149,6 +150,7 @@ describe('the config node over the local configuration (ConfigService on the fak
       ip: '10.0.0.1',
       waitTimeoutMs: 1_000,
       plugins: new JobPlugins(logger),
+      events: new JobEventPublisher(undefined, { jobName: config.jobName, instanceId: '10.0.0.1@-@1', ip: '10.0.0.1' }),
     };
     const service = new ConfigService(ctx, config, 'Jobs.orders');
     await storage.startCache();

@@ -1,5 +1,6 @@
 import type { Logger } from '@nestjs/common';
 import type { FiringSource } from './firing-state.js';
+import type { ShardingContexts } from '../../interfaces/job-listener.interface.js';
 import { describeError } from '../../errors/elastic-job.errors.js';
 
 /** Common to every execution event of one job on this instance. */
@@ -16,8 +17,11 @@ export interface ExecutionEventMap {
   'firing-started': ExecutionEventBase & { taskId: string; items: number[]; startTime: Date };
   /** A firing did not run its items: `reason` says why. */
   'firing-skipped': ExecutionEventBase & {
-    /** `rejoining`: connected with a new session, not registered on it yet (caught up once it is). */
-    reason: 'not-connected' | 'rejoining' | 'items-still-running' | 'previous-firing-running';
+    /**
+     * `rejoining`: connected with a new session, not registered on it yet (caught up once it is). `no-items`: none
+     * of the job's items is this instance's (or they are all disabled or taken over).
+     */
+    reason: 'not-connected' | 'rejoining' | 'items-still-running' | 'previous-firing-running' | 'no-items';
     items: number[];
   };
   'item-started': ExecutionEventBase & { taskId: string; shardingItem: number; startTime: Date };
@@ -81,10 +85,11 @@ export class ExecutionEvents {
 }
 
 /**
- * Called around each firing that runs items, on this instance, and awaited: the seam for ElasticJob's job
- * listeners (`beforeJobExecuted` / `afterJobExecuted`). A hook that throws is logged; the firing goes on.
+ * Called around each run of items on this instance (and around a firing that has no item here, with none), and
+ * awaited: the seam of job listeners (`beforeJobExecuted` / `afterJobExecuted`). A hook that throws is logged; the
+ * firing goes on.
  */
 export interface FiringHooks {
-  beforeFiring?(firing: ExecutionEventMap['firing-started']): Promise<void> | void;
-  afterFiring?(firing: ExecutionEventMap['firing-completed']): Promise<void> | void;
+  beforeFiring?(firing: ExecutionEventMap['firing-started'], contexts: ShardingContexts): Promise<void> | void;
+  afterFiring?(firing: ExecutionEventMap['firing-completed'], contexts: ShardingContexts): Promise<void> | void;
 }

@@ -13,6 +13,8 @@ import { IDLE, type FiringSource, type FiringState, type QueuedFiring } from './
 import type { JobItemExecutor } from './item-executor.js';
 import { describeError } from '../../errors/elastic-job.errors.js';
 import { describeItems } from '../../util/item-list.js';
+import type { ShardingContexts } from '../../interfaces/job-listener.interface.js';
+import { toExecutionSource } from '../../events/job-event-publisher.js';
 
 /** How long before a cron instant a firing starts its coordination (one ZooKeeper write, usually ~1 ms). */
 export const PREPARE_AHEAD_MS = 25;
@@ -236,6 +238,7 @@ export class JobExecutor {
     if (!config.monitorExecution || !this.ctx.connection.isConnected()) return;
     try {
       await this.execution.setMisfire(items);
+      if (items.length > 0) this.ctx.events.publish('misfire.flagged', { items });
     } catch (error) {
       this.ctx.logger.warn(`could not flag misfire: ${describeError(error)}`);
     }
@@ -291,12 +294,17 @@ export class JobExecutor {
       this.ctx.logger.log(
         `items [${describeItems(stillRunning)}] are still running: misfire, they run after completion`,
       );
+      this.ctx.events.publish('misfire.flagged', { items });
       this.events.emit('firing-skipped', {
         ...this.eventBase(source),
         reason: 'items-still-running',
         items: stillRunning,
       });
       return;
+    }
+    if (items.length === 0) {
+      this.events.emit('firing-skipped', { ...this.eventBase(source), reason: 'no-items', items: [] });
+      await this.hooksWithoutItems(config, source);
     }
     await this.execute(items, config, source, false, scheduledAt);
     // ElasticJob: while misfire && !needSharding && misfired items → clear and run again.
@@ -401,8 +409,9 @@ export class JobExecutor {
       return;
     }
     this.ctx.logger.debug(`${source} firing: items [${describeItems(items)}] starting`);
+    const contexts = this.shardingContexts(taskId, items, config, source);
     try {
-      await this.runHooks('beforeFiring', started);
+      await this.runHooks('beforeFiring', started, contexts);
       this.events.emit('firing-started', started);
       await Promise.all(
         items.map(async (item) => {
@@ -457,7 +466,7 @@ export class JobExecutor {
           `${completed.completeTime.getTime() - started.startTime.getTime()} ms${success ? '' : ', some failed'}`,
       );
       this.events.emit('firing-completed', completed);
-      await this.runHooks('afterFiring', completed);
+      await this.runHooks('afterFiring', completed, contexts);
     }
     if (failures.length > 0) {
       // THROW (or a custom handler that threw): the firing fails; it is logged by fire(), the app goes on.
@@ -480,14 +489,48 @@ export class JobExecutor {
     return { jobName: this.ctx.jobName, instanceId: this.ctx.instanceId, source };
   }
 
+  /** What job listeners are told about a run of items. */
+  private shardingContexts(
+    taskId: string,
+    items: number[],
+    config: JobConfiguration,
+    source: FiringSource,
+  ): ShardingContexts {
+    const parameters = parseShardingItemParameters(config.shardingItemParameters);
+    return {
+      taskId,
+      jobName: this.ctx.jobName,
+      shardingTotalCount: config.shardingTotalCount,
+      jobParameter: config.jobParameter,
+      shardingItemParameters: Object.fromEntries(
+        items.map((item) => [item, (typeof parameters === 'string' ? undefined : parameters.get(item)) ?? '']),
+      ),
+      shardingItems: items,
+      source: toExecutionSource(source),
+    };
+  }
+
+  /** ElasticJob calls job listeners on every instance per firing, also one with no item (then with none). */
+  private async hooksWithoutItems(config: JobConfiguration, source: FiringSource): Promise<void> {
+    if (this.hooks.size === 0) return;
+    const taskId = [this.ctx.jobName, '', 'READY', this.ctx.instanceId].join(INSTANCE_DELIMITER);
+    const contexts = this.shardingContexts(taskId, [], config, source);
+    const started = { ...this.eventBase(source), taskId, items: [], startTime: new Date() };
+    await this.runHooks('beforeFiring', started, contexts);
+    await this.runHooks('afterFiring', { ...started, completeTime: new Date(), success: true }, contexts);
+  }
+
   /** Awaits each hook in turn; one that throws is logged and the firing goes on. */
   private async runHooks<K extends keyof FiringHooks>(
     name: K,
     firing: Parameters<NonNullable<FiringHooks[K]>>[0],
+    contexts: ShardingContexts,
   ): Promise<void> {
     for (const hooks of [...this.hooks]) {
       try {
-        await (hooks[name] as ((firing: unknown) => Promise<void> | void) | undefined)?.call(hooks, firing);
+        await (
+          hooks[name] as ((firing: unknown, contexts: ShardingContexts) => Promise<void> | void) | undefined
+        )?.call(hooks, firing, contexts);
       } catch (error) {
         this.ctx.logger.warn(`${name} hook failed: ${describeError(error)}`);
       }

@@ -101,6 +101,7 @@ export class FailoverService {
       ]);
       claimed = item;
       this.ctx.logger.log(`took over item ${item} of a crashed instance`);
+      this.ctx.events.publish('failover.claimed', { shardingItem: item });
     });
     await storage.cached.settled();
     return claimed;

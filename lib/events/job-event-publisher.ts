@@ -1,0 +1,164 @@
+import { randomUUID } from 'node:crypto';
+import { hostname } from 'node:os';
+import type { ExecutionEvents } from '../job/execution/execution-events.js';
+import type { FiringSource } from '../job/execution/firing-state.js';
+import type {
+  ElasticJobEvent,
+  ElasticJobEventOf,
+  ElasticJobEventType,
+  ExecutionSource,
+  JobStatusEvent,
+  JobStatusState,
+} from './elastic-job-event.types.js';
+
+/** Where a job's events go: the module's ElasticJobEventBus (or nowhere, in the kernel's own tests). */
+export interface JobEventSink {
+  publish(event: ElasticJobEvent): void;
+  /** Whether anybody listens; when not, events are not even built. */
+  readonly observed: boolean;
+}
+
+/** The fields a publisher fills in itself. */
+type OwnFields = 'type' | 'jobName' | 'instanceId' | 'at';
+
+/** ElasticJob's sources by the executor's (ElasticJob-Lite itself never posts FAILOVER; we say what happened). */
+const SOURCES: Record<FiringSource, ExecutionSource> = {
+  CRON: 'NORMAL_TRIGGER',
+  TRIGGER: 'NORMAL_TRIGGER',
+  CATCH_UP: 'MISFIRE',
+  FAILOVER: 'FAILOVER',
+};
+
+const HOSTNAME = hostname();
+
+export function toExecutionSource(source: FiringSource): ExecutionSource {
+  return SOURCES[source];
+}
+
+/** Java's `List.toString()`, which ElasticJob's messages and its status table use for item lists: `[0, 1, 2]`. */
+export function javaItemList(items: readonly number[]): string {
+  return `[${items.join(', ')}]`;
+}
+
+/**
+ * The events of one job on this instance, stamped with its name and instance. Coordination services publish
+ * through `publish()`; the executor's firing and item events are turned into ElasticJob's execution and status
+ * events by `follow()`.
+ */
+export class JobEventPublisher {
+  constructor(
+    private readonly sink: JobEventSink | undefined,
+    private readonly job: { jobName: string; instanceId: string; ip: string },
+  ) {}
+
+  publish<T extends ElasticJobEventType>(type: T, fields: Omit<ElasticJobEventOf<T>, OwnFields>): void {
+    if (!this.sink?.observed) return;
+    this.sink.publish({
+      type,
+      jobName: this.job.jobName,
+      instanceId: this.job.instanceId,
+      at: new Date(),
+      ...fields,
+    } as ElasticJobEvent);
+  }
+
+  /** Publishes the executor's events as ElasticJob's item (JobExecutionEvent) and status (JobStatusTraceEvent) events. */
+  follow(events: ExecutionEvents): () => void {
+    // Per item execution (taskId + item): the id shared by its start and completion events.
+    const ids = new Map<string, string>();
+    // Per firing (taskId): the failures of its items, for the TASK_ERROR message.
+    const failures = new Map<string, Map<number, string>>();
+    const { jobName, ip } = this.job;
+    const status = (taskId: string, items: number[], state: JobStatusState, message: string) => {
+      const fields: Omit<JobStatusEvent, OwnFields> = {
+        id: randomUUID(),
+        originalTaskId: '',
+        taskId,
+        slaveId: ip,
+        executionType: 'READY',
+        shardingItems: items,
+        state,
+        message,
+        creationTime: new Date(),
+      };
+      this.publish('status', fields);
+    };
+    const offs = [
+      events.on('firing-started', (firing) => {
+        status(firing.taskId, firing.items, 'TASK_STAGING', `Job '${jobName}' execute begin.`);
+        status(firing.taskId, firing.items, 'TASK_RUNNING', '');
+      }),
+      events.on('firing-completed', (firing) => {
+        const failed = failures.get(firing.taskId);
+        failures.delete(firing.taskId);
+        if (!failed || failed.size === 0) status(firing.taskId, firing.items, 'TASK_FINISHED', '');
+        else
+          status(
+            firing.taskId,
+            firing.items,
+            'TASK_ERROR',
+            // ElasticJob: the item → stack trace map's toString().
+            `{${[...failed].map(([item, cause]) => `${item}=${cause}`).join(', ')}}`,
+          );
+      }),
+      events.on('firing-skipped', (skipped) => {
+        this.publish('firing.skipped', { reason: skipped.reason, items: skipped.items });
+        if (skipped.reason !== 'items-still-running' && skipped.reason !== 'no-items') return;
+        const taskId = [jobName, skipped.items.join(','), 'READY', this.job.instanceId].join('@-@');
+        status(taskId, skipped.items, 'TASK_STAGING', `Job '${jobName}' execute begin.`);
+        status(
+          taskId,
+          skipped.items,
+          'TASK_FINISHED',
+          skipped.reason === 'no-items'
+            ? `Sharding item for job '${jobName}' is empty.`
+            : `Previous job '${jobName}' - shardingItems '${javaItemList(skipped.items)}' is still running, ` +
+                'misfired job will start after previous job completed.',
+        );
+      }),
+      events.on('item-started', (item) => {
+        const id = randomUUID();
+        ids.set(`${item.taskId}#${item.shardingItem}`, id);
+        this.publish('item.started', {
+          id,
+          hostname: HOSTNAME,
+          ip,
+          taskId: item.taskId,
+          source: SOURCES[item.source],
+          shardingItem: item.shardingItem,
+          startTime: item.startTime,
+        });
+      }),
+      events.on('item-completed', (item) => {
+        const key = `${item.taskId}#${item.shardingItem}`;
+        const id = ids.get(key) ?? randomUUID();
+        ids.delete(key);
+        const failureCause = item.success ? undefined : describeCause(item.failureCause);
+        if (failureCause !== undefined) {
+          let failed = failures.get(item.taskId);
+          if (!failed) failures.set(item.taskId, (failed = new Map()));
+          failed.set(item.shardingItem, failureCause);
+        }
+        this.publish('item.completed', {
+          id,
+          hostname: HOSTNAME,
+          ip,
+          taskId: item.taskId,
+          source: SOURCES[item.source],
+          shardingItem: item.shardingItem,
+          startTime: item.startTime,
+          completeTime: item.completeTime,
+          success: item.success,
+          ...(failureCause === undefined ? {} : { failureCause }),
+        });
+      }),
+    ];
+    return () => offs.forEach((off) => off());
+  }
+}
+
+/** As ElasticJob stores a failure: the stack trace (its message when there is none). */
+function describeCause(cause: unknown): string {
+  if (cause instanceof Error) return cause.stack ?? `${cause.name}: ${cause.message}`;
+  return String(cause);
+}

@@ -1,0 +1,65 @@
+import type { JobContext } from '../job-context.js';
+import type { LeaderService } from '../election/leader.service.js';
+import type { ShardingService } from '../sharding/sharding.service.js';
+import type { ConfigService } from '../config/config.service.js';
+
+/**
+ * Publishes `leadership.gained` / `leadership.lost` and `sharding.assigned` for this instance, from the job's
+ * cache: after each burst of changes has settled, the leader node and (outside a resharding) the items naming this
+ * instance are compared with what was last published.
+ */
+export class CoordinationEventWatcher {
+  private unsubscribe: (() => void) | undefined;
+  private leader = false;
+  private items: number[] = [];
+  private checking = false;
+
+  constructor(
+    private readonly ctx: JobContext,
+    private readonly config: ConfigService,
+    private readonly leaderService: LeaderService,
+    private readonly sharding: ShardingService,
+  ) {}
+
+  start(): void {
+    this.unsubscribe ??= this.ctx.storage.cached.listen(() => this.scheduleCheck());
+    this.scheduleCheck();
+  }
+
+  stop(): void {
+    this.unsubscribe?.();
+    this.unsubscribe = undefined;
+    if (this.leader) this.ctx.events.publish('leadership.lost', {});
+    this.leader = false;
+  }
+
+  private scheduleCheck(): void {
+    if (this.checking) return;
+    this.checking = true;
+    void this.ctx.storage.cached
+      .settled()
+      .catch(() => undefined)
+      .then(() => {
+        this.checking = false;
+        if (this.unsubscribe) this.check();
+      });
+  }
+
+  private check(): void {
+    const leader = this.leaderService.isLeader();
+    if (leader !== this.leader) {
+      this.leader = leader;
+      this.ctx.events.publish(leader ? 'leadership.gained' : 'leadership.lost', {});
+    }
+    // Mid-resharding the owners seen may be half old, half new: wait for its end (the leader removes
+    // `leader/sharding/processing` in the same transaction as it writes the new owners, after them).
+    const { storage, paths } = this.ctx;
+    if (storage.cached.has(paths.shardingProcessing)) return;
+    const items = this.sharding.getShardingItems(this.ctx.instanceId, this.config.load().shardingTotalCount);
+    if (items.length !== this.items.length || items.some((item, index) => item !== this.items[index])) {
+      const previousItems = this.items;
+      this.items = items;
+      this.ctx.events.publish('sharding.assigned', { items, previousItems });
+    }
+  }
+}
