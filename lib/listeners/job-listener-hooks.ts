@@ -81,13 +81,13 @@ export function listenerHooks(
   };
 
   return {
-    async beforeFiring(_firing, contexts) {
+    async beforeFiring(contexts) {
       for (const { name, listener } of ordered)
         if (listener.beforeJobExecuted)
           await call(name, 'beforeJobExecuted', () => listener.beforeJobExecuted?.(contexts));
       await round('started', startedOnce, contexts);
     },
-    async afterFiring(_firing, contexts) {
+    async afterFiring(contexts) {
       for (const { name, listener } of ordered)
         if (listener.afterJobExecuted)
           await call(name, 'afterJobExecuted', () => listener.afterJobExecuted?.(contexts));

@@ -31,6 +31,8 @@ export interface ClusterOptions {
   monitorExecution?: boolean;
   /** The server IP the instance registers as (default: the machine's). */
   ip?: string;
+  /** `once`: the app has a distribute-once job listener (its calls are `once-started` / `once-completed` events). */
+  listener?: 'once';
 }
 
 /** One instance of the test app (build/test/fixtures/cluster-app.js), a real OS process. */
@@ -52,6 +54,7 @@ export class ClusterInstance extends LineProcess {
         JOB_FAILOVER: String(options.failover ?? false),
         JOB_MONITOR: String(options.monitorExecution ?? true),
         ...(options.ip ? { INSTANCE_IP: options.ip } : {}),
+        ...(options.listener ? { JOB_LISTENER: options.listener } : {}),
       },
       process.env.CLUSTER_ECHO === '1',
     );
@@ -71,6 +74,14 @@ export class ClusterInstance extends LineProcess {
 
   starts(): StartEvent[] {
     return this.events().filter((event): event is StartEvent => event.event === 'start');
+  }
+
+  /** The distribute-once listener's calls here. */
+  onceCalls(): Array<{ event: 'once-started' | 'once-completed'; at: number; pid: number }> {
+    return this.events().filter(
+      (event): event is { event: 'once-started' | 'once-completed'; at: number; pid: number } =>
+        event.event === 'once-started' || event.event === 'once-completed',
+    );
   }
 
   runs(): RunEvent[] {

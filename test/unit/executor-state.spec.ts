@@ -443,12 +443,12 @@ describe('the executor state machine (JobScheduler on the fake registry, fake ti
     const before = new Promise<void>((resolve) => (openBefore = resolve));
     const after = new Promise<void>((resolve) => (openAfter = resolve));
     job.scheduler.addFiringHooks({
-      beforeFiring: async (firing) => {
-        order.push(`before ${firing.source} [${firing.items.join(',')}]`);
+      beforeFiring: async (contexts) => {
+        order.push(`before ${contexts.source} [${contexts.shardingItems.join(',')}]`);
         await before;
       },
-      afterFiring: async (firing) => {
-        order.push(`after ${firing.success}`);
+      afterFiring: async (_contexts, outcome) => {
+        order.push(`after ${outcome.success}`);
         await after;
       },
     });
@@ -461,12 +461,12 @@ describe('the executor state machine (JobScheduler on the fake registry, fake ti
     executorOf(job).trigger();
     await settle(job);
     await vi.advanceTimersByTimeAsync(1_000);
-    expect(order).toEqual(['before TRIGGER [0,1]']);
+    expect(order).toEqual(['before NORMAL_TRIGGER [0,1]']);
     expect(job.items.calls).toEqual([]);
     openBefore();
     await settle(job);
     expect(job.items.calls.sort()).toEqual([0, 1]);
-    expect(order).toEqual(['before TRIGGER [0,1]', 'after true']);
+    expect(order).toEqual(['before NORMAL_TRIGGER [0,1]', 'after true']);
     expect(stateOf(job).phase).toBe('FIRING');
     openAfter();
     await settle(job);

@@ -85,11 +85,13 @@ export class ExecutionEvents {
 }
 
 /**
- * Called around each run of items on this instance (and around a firing that has no item here, with none), and
- * awaited: the seam of job listeners (`beforeJobExecuted` / `afterJobExecuted`). A hook that throws is logged; the
+ * Called around each firing on this instance (its items, and the catch-up runs of misfired items that follow in
+ * the same firing; a firing with no item here too, with none), and awaited: the seam of job listeners
+ * (`beforeJobExecuted` / `afterJobExecuted`, called as ElasticJob calls them). A hook that throws is logged; the
  * firing goes on.
  */
 export interface FiringHooks {
-  beforeFiring?(firing: ExecutionEventMap['firing-started'], contexts: ShardingContexts): Promise<void> | void;
-  afterFiring?(firing: ExecutionEventMap['firing-completed'], contexts: ShardingContexts): Promise<void> | void;
+  beforeFiring?(contexts: ShardingContexts): Promise<void> | void;
+  /** `success`: no item failed and nothing went wrong around them. */
+  afterFiring?(contexts: ShardingContexts, outcome: { success: boolean }): Promise<void> | void;
 }

@@ -281,7 +281,7 @@ export class JobExecutor {
       const taken = this.failover.getLocalFailoverItems(config.shardingTotalCount);
       if (taken.length > 0) {
         this.ctx.logger.log(`running taken-over items [${describeItems(taken)}]`);
-        await this.execute(taken, config, 'FAILOVER', true);
+        await this.withHooks(taken, config, 'FAILOVER', () => this.execute(taken, config, 'FAILOVER', true));
         await this.claimFailover(config);
         return;
       }
@@ -302,12 +302,18 @@ export class JobExecutor {
       });
       return;
     }
-    if (items.length === 0) {
+    if (items.length === 0)
       this.events.emit('firing-skipped', { ...this.eventBase(source), reason: 'no-items', items: [] });
-      await this.hooksWithoutItems(config, source);
-    }
-    await this.execute(items, config, source, false, scheduledAt);
-    // ElasticJob: while misfire && !needSharding && misfired items → clear and run again.
+    await this.withHooks(items, config, source, async () => {
+      await this.execute(items, config, source, false, scheduledAt);
+      config = await this.runMisfired(config);
+    });
+    if (!config.misfire) this.setMissed(false);
+    await this.claimFailover(config);
+  }
+
+  /** ElasticJob: while misfire && !needSharding && misfired items → clear and run again. Returns the last config. */
+  private async runMisfired(config: JobConfiguration): Promise<JobConfiguration> {
     while (
       !this.stopped &&
       config.misfire &&
@@ -325,8 +331,30 @@ export class JobExecutor {
       this.ctx.logger.log(`running misfired items [${describeItems(rerun)}]`);
       await this.execute(rerun, config, 'CATCH_UP');
     }
-    if (!config.misfire) this.setMissed(false);
-    await this.claimFailover(config);
+    return config;
+  }
+
+  /**
+   * Runs `run` (the items of a firing and its catch-up runs) between the firing hooks, as ElasticJob calls job
+   * listeners: once per firing, on every instance, also with no item; the after hooks also when the run throws.
+   */
+  private async withHooks(
+    items: number[],
+    config: JobConfiguration,
+    source: FiringSource,
+    run: () => Promise<void>,
+  ): Promise<void> {
+    if (this.hooks.size === 0) return run();
+    const taskId = [this.ctx.jobName, items.join(','), 'READY', this.ctx.instanceId].join(INSTANCE_DELIMITER);
+    const contexts = this.shardingContexts(taskId, items, config, source);
+    await this.runHooks('beforeFiring', contexts);
+    let success = false;
+    try {
+      await run();
+      success = true;
+    } finally {
+      await this.runHooks('afterFiring', contexts, { success });
+    }
   }
 
   /**
@@ -409,9 +437,7 @@ export class JobExecutor {
       return;
     }
     this.ctx.logger.debug(`${source} firing: items [${describeItems(items)}] starting`);
-    const contexts = this.shardingContexts(taskId, items, config, source);
     try {
-      await this.runHooks('beforeFiring', started, contexts);
       this.events.emit('firing-started', started);
       await Promise.all(
         items.map(async (item) => {
@@ -466,7 +492,6 @@ export class JobExecutor {
           `${completed.completeTime.getTime() - started.startTime.getTime()} ms${success ? '' : ', some failed'}`,
       );
       this.events.emit('firing-completed', completed);
-      await this.runHooks('afterFiring', completed, contexts);
     }
     if (failures.length > 0) {
       // THROW (or a custom handler that threw): the firing fails; it is logged by fire(), the app goes on.
@@ -510,27 +535,16 @@ export class JobExecutor {
     };
   }
 
-  /** ElasticJob calls job listeners on every instance per firing, also one with no item (then with none). */
-  private async hooksWithoutItems(config: JobConfiguration, source: FiringSource): Promise<void> {
-    if (this.hooks.size === 0) return;
-    const taskId = [this.ctx.jobName, '', 'READY', this.ctx.instanceId].join(INSTANCE_DELIMITER);
-    const contexts = this.shardingContexts(taskId, [], config, source);
-    const started = { ...this.eventBase(source), taskId, items: [], startTime: new Date() };
-    await this.runHooks('beforeFiring', started, contexts);
-    await this.runHooks('afterFiring', { ...started, completeTime: new Date(), success: true }, contexts);
-  }
-
   /** Awaits each hook in turn; one that throws is logged and the firing goes on. */
-  private async runHooks<K extends keyof FiringHooks>(
-    name: K,
-    firing: Parameters<NonNullable<FiringHooks[K]>>[0],
+  private async runHooks(
+    name: 'beforeFiring' | 'afterFiring',
     contexts: ShardingContexts,
+    outcome: { success: boolean } = { success: true },
   ): Promise<void> {
     for (const hooks of [...this.hooks]) {
       try {
-        await (
-          hooks[name] as ((firing: unknown, contexts: ShardingContexts) => Promise<void> | void) | undefined
-        )?.call(hooks, firing, contexts);
+        if (name === 'beforeFiring') await hooks.beforeFiring?.(contexts);
+        else await hooks.afterFiring?.(contexts, outcome);
       } catch (error) {
         this.ctx.logger.warn(`${name} hook failed: ${describeError(error)}`);
       }
