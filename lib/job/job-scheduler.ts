@@ -90,6 +90,20 @@ export interface JobStatus {
   shutdown?: { by: 'application' | 'operator'; at: Date; reason: string };
   /** Whether this instance is registered in ZooKeeper as it should be, or retrying, and the last error. */
   health: JobHealth;
+  /** When the last firing that ran items here started (as `@nestjs/schedule`'s `lastDate()`); undefined before. */
+  lastFireTime: Date | undefined;
+  /**
+   * The last completion here of each item this instance owns now (`shardingItems`): when, and whether it succeeded
+   * (with the error's message when not). An owned item that has not run here since it became ours is absent.
+   */
+  lastCompletions: Record<number, ItemCompletion>;
+}
+
+/** One item's last completion on this instance. */
+export interface ItemCompletion {
+  completeTime: Date;
+  success: boolean;
+  failureMessage?: string;
 }
 
 /**
@@ -133,6 +147,8 @@ export class JobScheduler {
   /** Aborted at shutdown: ends retry waits at once. */
   private readonly stopping = new AbortController();
   private readonly unsubscribes: Array<() => void> = [];
+  private lastFireTime: Date | undefined;
+  private readonly lastCompletions = new Map<number, ItemCompletion>();
 
   constructor(
     readonly definition: JobDefinition,
@@ -188,6 +204,14 @@ export class JobScheduler {
       itemExecutor,
     );
     this.ctx.events.follow(this.executor.events);
+    this.executor.events.on('firing-started', (firing) => (this.lastFireTime = firing.startTime));
+    this.executor.events.on('item-completed', (item) =>
+      this.lastCompletions.set(item.shardingItem, {
+        completeTime: item.completeTime,
+        success: item.success,
+        ...(item.success ? {} : { failureMessage: describeError(item.failureCause) }),
+      }),
+    );
     this.guarantee = new GuaranteeService(this.ctx, this.servers);
     this.coordinationEvents = new CoordinationEventWatcher(this.ctx, this.configService, this.leader, this.sharding);
     this.trigger = new CronTrigger(
@@ -567,6 +591,14 @@ export class JobScheduler {
   status(): JobStatus {
     const registered = this.state === 'REGISTERED';
     const connected = this.ctx.connection.isConnected();
+    const shardingItems = registered
+      ? this.sharding.getShardingItems(this.ctx.instanceId, this.configService.load().shardingTotalCount)
+      : [];
+    const lastCompletions: Record<number, ItemCompletion> = {};
+    for (const item of shardingItems) {
+      const completion = this.lastCompletions.get(item);
+      if (completion) lastCompletions[item] = { ...completion };
+    }
     return {
       jobName: this.jobName,
       instanceId: this.ctx.instanceId,
@@ -574,14 +606,14 @@ export class JobScheduler {
       connected,
       // Disconnected, the leader node may be gone with our session any moment: not claimed.
       isLeader: registered && connected && this.leader.isLeader(),
-      shardingItems: registered
-        ? this.sharding.getShardingItems(this.ctx.instanceId, this.configService.load().shardingTotalCount)
-        : [],
+      shardingItems,
       runningItems: this.executor.runningItems(),
       firing: this.executor.isFiring,
       nextFireTime: this.trigger.isRunning ? this.trigger.nextFireTime() : undefined,
       ...(this.shutdownRecord ? { shutdown: this.shutdownRecord } : {}),
       health: { ...this.health },
+      lastFireTime: this.lastFireTime,
+      lastCompletions,
     };
   }
 

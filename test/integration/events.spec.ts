@@ -150,6 +150,25 @@ describe('events', () => {
       });
     }
 
+    // The status tells the last firing and each owned item's last completion.
+    const status = await eventually(
+      () => registry.getJobStatus('reports'),
+      (value) => Object.keys(value.lastCompletions).length === 3,
+      5_000,
+      'the last completions in the status',
+    );
+    expect(status.lastFireTime).toBeInstanceOf(Date);
+    expect(status.lastFireTime!.getTime()).toBeLessThanOrEqual(started[0]!.startTime.getTime());
+    expect(status.lastCompletions).toEqual({
+      0: { completeTime: completed.find((event) => event.shardingItem === 0)!.completeTime, success: true },
+      1: {
+        completeTime: completed.find((event) => event.shardingItem === 1)!.completeTime,
+        success: false,
+        failureMessage: expect.stringContaining('boom in item 1'),
+      },
+      2: { completeTime: completed.find((event) => event.shardingItem === 2)!.completeTime, success: true },
+    });
+
     // Coordination: this instance leads and got every item at the first sharding.
     expect(ofType(heard, 'sharding.assigned', 'reports')).toEqual([
       expect.objectContaining({ items: [0, 1, 2], previousItems: [] }),
