@@ -45,6 +45,11 @@ export class ElasticJobRegistry {
     return this.eventBus.events$;
   }
 
+  /** False when the module was configured with `enabled: false` (nothing is scheduled, no ZooKeeper session). */
+  get enabled(): boolean {
+    return this.orchestrator.enabled;
+  }
+
   /** The app's jobs: scheduled ones, or, with `enabled: false`, the declared ones. Empty before bootstrap. */
   getJobNames(): string[] {
     if (!this.orchestrator.enabled) return this.orchestrator.definitions.map((definition) => definition.config.jobName);

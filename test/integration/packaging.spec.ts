@@ -1,7 +1,7 @@
 import { execFileSync, spawnSync } from 'node:child_process';
 import { existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync, statSync } from 'node:fs';
 import { tmpdir } from 'node:os';
-import { join, resolve } from 'node:path';
+import { dirname, join, resolve } from 'node:path';
 import { beforeAll, describe, expect, it } from 'vitest';
 import { uniqueNamespace, zkConnect } from '../support/zk.js';
 
@@ -60,6 +60,24 @@ describe('the package as published', () => {
     expect([...cited].filter((doc) => !files.has(doc))).toEqual([]);
   });
 
+  it('keeps optional integrations behind their own entry points: the core never imports them', () => {
+    const exportsMap = (JSON.parse(readFileSync('package.json', 'utf8')) as { exports: Record<string, unknown> })
+      .exports;
+    expect(Object.keys(exportsMap)).toEqual(['.', './terminus', './package.json']);
+    for (const entry of ['dist/terminus/index.js', 'dist/cjs/terminus/index.js', 'dist/terminus/index.d.ts'])
+      expect(files.has(entry), entry).toBe(true);
+    const optional = ['@nestjs/terminus', '@opentelemetry/', 'pg'];
+    for (const entry of ['dist/index.js', 'dist/cjs/index.js']) {
+      const imported = bareImports(entry);
+      expect(imported.has('@nestjs/common'), entry).toBe(true); // the walk does reach the core's imports
+      expect(
+        [...imported].filter((name) => optional.some((prefix) => name === prefix || name.startsWith(prefix))),
+        entry,
+      ).toEqual([]);
+    }
+    expect(bareImports('dist/terminus/index.js').has('@nestjs/terminus')).toBe(true);
+  });
+
   it('works in a Nest 11 CommonJS app: compiled by TypeScript 5.0, run by Node, tested by Jest in its default mode', () => {
     installFixtureDependencies();
     const installed = join(FIXTURE, 'node_modules', 'nestjs-elastic-job');
@@ -87,6 +105,24 @@ describe('the package as published', () => {
     expect(jest.stderr).toMatch(/Tests:\s+2 passed, 2 total/);
   }, 240_000);
 });
+
+/** The packages a built file imports or requires, following its relative imports through the whole graph. */
+function bareImports(entry: string): Set<string> {
+  const seen = new Set<string>();
+  const bare = new Set<string>();
+  const visit = (file: string): void => {
+    if (seen.has(file)) return;
+    seen.add(file);
+    const source = readFileSync(file, 'utf8');
+    for (const match of source.matchAll(/(?:\bfrom\s*|\bimport\s*\(?\s*|\brequire\(\s*)["']([^"']+)["']/g)) {
+      const specifier = match[1]!;
+      if (specifier.startsWith('.')) visit(join(dirname(file), specifier));
+      else if (!specifier.startsWith('node:')) bare.add(specifier);
+    }
+  };
+  visit(entry);
+  return bare;
+}
 
 function fixtureRun(): { cwd: string; timeout: number } {
   return { cwd: FIXTURE, timeout: 120_000 };
