@@ -10,6 +10,7 @@ import { DEFAULT_SHUTDOWN_TIMEOUT_MS } from './elastic-job.constants.js';
 import { ElasticJobExplorer } from './elastic-job.explorer.js';
 import { ElasticJobEventBus } from './events/elastic-job-event-bus.js';
 import { listenerHooks } from './listeners/job-listener-hooks.js';
+import type { ItemInterceptor } from './interfaces/item-interceptor.interface.js';
 import { ELASTIC_JOB_MODULE_OPTIONS } from './elastic-job.module-definition.js';
 import { describeError, JobConfigurationError, RegistryError } from './errors/elastic-job.errors.js';
 import type { ElasticJobModuleOptions, ZookeeperConfiguration } from './interfaces/module-options.interface.js';
@@ -58,6 +59,8 @@ export class ElasticJobOrchestrator implements OnApplicationBootstrap, OnModuleD
   /** The jobs' session, once bootstrap has made it. */
   private readonly jobsSession = deferred<RegistryCenter>();
   private shutDown = false;
+  /** ElasticJobRegistry.useItemInterceptor(): every job's items run through them, outermost first. */
+  readonly itemInterceptors: ItemInterceptor[] = [];
 
   constructor(
     @Inject(ELASTIC_JOB_MODULE_OPTIONS) private readonly options: ElasticJobModuleOptions,
@@ -137,6 +140,7 @@ export class ElasticJobOrchestrator implements OnApplicationBootstrap, OnModuleD
       maxRetries: zk.maxRetries,
       shutdownTimeoutMs: this.options.shutdownTimeoutMilliseconds ?? DEFAULT_SHUTDOWN_TIMEOUT_MS,
       eventSink: this.eventBus,
+      itemInterceptors: this.itemInterceptors,
     };
     for (const definition of definitions) {
       const { jobName } = definition.config;

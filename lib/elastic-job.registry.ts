@@ -27,6 +27,7 @@ import type { JobStatus } from './job/job-scheduler.js';
 import type { Observable } from 'rxjs';
 import { ElasticJobEventBus } from './events/elastic-job-event-bus.js';
 import type { ElasticJobEvent } from './events/elastic-job-event.types.js';
+import type { ItemInterceptor } from './interfaces/item-interceptor.interface.js';
 
 /** Runtime view of this instance's sharded jobs; inject it anywhere. @publicApi */
 @Injectable()
@@ -43,6 +44,14 @@ export class ElasticJobRegistry {
    */
   get events$(): Observable<ElasticJobEvent> {
     return this.eventBus.events$;
+  }
+
+  /**
+   * Runs every item of every job on this instance through `interceptor` (README "Item interceptors"); the first
+   * registered is the outermost. Register in `onModuleInit`, before jobs start; `runJob()` does not use them.
+   */
+  useItemInterceptor(interceptor: ItemInterceptor): void {
+    this.orchestrator.itemInterceptors.push(interceptor);
   }
 
   /** False when the module was configured with `enabled: false` (nothing is scheduled, no ZooKeeper session). */

@@ -54,6 +54,7 @@ export type {
   ShardingStrategyType,
 } from './interfaces/sharded-job-options.interface.js';
 export type { ShardingContext } from './interfaces/sharding-context.interface.js';
+export type { ItemInterceptor } from './interfaces/item-interceptor.interface.js';
 export type { ItemCompletion, JobHealth, JobStatus } from './job/job-scheduler.js';
 export { AVG_ALLOCATION, ODEVITY, ROUND_ROBIN } from './job/sharding/strategies/sharding-strategies.js';
 export {

@@ -33,6 +33,8 @@ export interface JobExecutionEvent extends JobEventBase {
 
 export interface ItemStartedEvent extends JobExecutionEvent {
   type: 'item.started';
+  /** The cron instant of the firing (not ElasticJob's; undefined for a trigger, a catch-up or a failover run). */
+  scheduledTime?: Date;
 }
 
 export interface ItemCompletedEvent extends JobExecutionEvent {

@@ -127,6 +127,7 @@ export class JobEventPublisher {
           source: SOURCES[item.source],
           shardingItem: item.shardingItem,
           startTime: item.startTime,
+          ...(item.scheduledTime ? { scheduledTime: item.scheduledTime } : {}),
         });
       }),
       events.on('item-completed', (item) => {

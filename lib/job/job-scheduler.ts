@@ -21,6 +21,7 @@ import { GuaranteeService } from './guarantee/guarantee.service.js';
 import { ReconcileService } from './reconcile/reconcile.service.js';
 import { JobExecutor, PREPARE_AHEAD_MS } from './execution/job-executor.js';
 import type { JobHandler } from './execution/item-executor.js';
+import type { ItemInterceptor } from '../interfaces/item-interceptor.interface.js';
 import type { ExecutionEvents, FiringHooks } from './execution/execution-events.js';
 import { InstanceService } from './instance/instance.service.js';
 import type { JobContext } from './job-context.js';
@@ -62,6 +63,8 @@ export interface JobSchedulerSettings {
   shutdownTimeoutMs?: number;
   /** Where the job's public events go (the module's ElasticJobEventBus); nowhere when not given. */
   eventSink?: JobEventSink;
+  /** The app's item interceptors (a shared list, read at each item). */
+  itemInterceptors?: readonly ItemInterceptor[];
 }
 
 type SchedulerState = 'LATENT' | 'REGISTERING' | 'REGISTERED' | 'SHUTDOWN';
@@ -202,6 +205,7 @@ export class JobScheduler {
       this.execution,
       this.failover,
       itemExecutor,
+      settings.itemInterceptors,
     );
     this.ctx.events.follow(this.executor.events);
     this.executor.events.on('firing-started', (firing) => (this.lastFireTime = firing.startTime));

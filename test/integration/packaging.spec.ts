@@ -63,7 +63,7 @@ describe('the package as published', () => {
   it('keeps optional integrations behind their own entry points: the core never imports them', () => {
     const exportsMap = (JSON.parse(readFileSync('package.json', 'utf8')) as { exports: Record<string, unknown> })
       .exports;
-    expect(Object.keys(exportsMap)).toEqual(['.', './terminus', './package.json']);
+    expect(Object.keys(exportsMap)).toEqual(['.', './terminus', './opentelemetry', './package.json']);
     for (const entry of ['dist/terminus/index.js', 'dist/cjs/terminus/index.js', 'dist/terminus/index.d.ts'])
       expect(files.has(entry), entry).toBe(true);
     const optional = ['@nestjs/terminus', '@opentelemetry/', 'pg'];
@@ -76,6 +76,7 @@ describe('the package as published', () => {
       ).toEqual([]);
     }
     expect(bareImports('dist/terminus/index.js').has('@nestjs/terminus')).toBe(true);
+    expect(bareImports('dist/opentelemetry/index.js').has('@opentelemetry/api')).toBe(true);
   });
 
   it('works in a Nest 11 CommonJS app: compiled by TypeScript 5.0, run by Node, tested by Jest in its default mode', () => {

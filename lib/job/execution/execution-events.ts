@@ -24,11 +24,13 @@ export interface ExecutionEventMap {
     reason: 'not-connected' | 'rejoining' | 'items-still-running' | 'previous-firing-running' | 'no-items';
     items: number[];
   };
-  'item-started': ExecutionEventBase & { taskId: string; shardingItem: number; startTime: Date };
+  /** `scheduledTime`: the cron instant, for a firing at one. */
+  'item-started': ExecutionEventBase & { taskId: string; shardingItem: number; startTime: Date; scheduledTime?: Date };
   'item-completed': ExecutionEventBase & {
     taskId: string;
     shardingItem: number;
     startTime: Date;
+    scheduledTime?: Date;
     completeTime: Date;
     success: boolean;
     failureCause?: unknown;

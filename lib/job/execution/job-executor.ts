@@ -11,6 +11,7 @@ import type { ExecutionService } from './execution.service.js';
 import { ExecutionEvents, type FiringHooks } from './execution-events.js';
 import { IDLE, type FiringSource, type FiringState, type QueuedFiring } from './firing-state.js';
 import type { JobItemExecutor } from './item-executor.js';
+import type { ItemInterceptor } from '../../interfaces/item-interceptor.interface.js';
 import { describeError } from '../../errors/elastic-job.errors.js';
 import { describeItems } from '../../util/item-list.js';
 import type { ShardingContexts } from '../../interfaces/job-listener.interface.js';
@@ -56,6 +57,8 @@ export class JobExecutor {
     private readonly execution: ExecutionService,
     private readonly failover: FailoverService,
     private readonly itemExecutor: JobItemExecutor,
+    /** The app's item interceptors, outermost first (shared, read at each item). */
+    private readonly interceptors: readonly ItemInterceptor[] = [],
   ) {
     this.events = new ExecutionEvents(ctx.logger);
   }
@@ -452,10 +455,16 @@ export class JobExecutor {
             shardingParameter: parameterOf(item),
             signal: controller.signal,
           };
-          const itemStart = { ...this.eventBase(source), taskId, shardingItem: item, startTime: new Date() };
+          const itemStart = {
+            ...this.eventBase(source),
+            taskId,
+            shardingItem: item,
+            startTime: new Date(),
+            ...(startAt === undefined ? {} : { scheduledTime: new Date(startAt) }),
+          };
           this.events.emit('item-started', itemStart);
           try {
-            await this.itemExecutor.execute(context);
+            await this.runItem(context);
             this.events.emit('item-completed', { ...itemStart, completeTime: new Date(), success: true });
           } catch (error) {
             success = false;
@@ -512,6 +521,16 @@ export class JobExecutor {
 
   private eventBase(source: FiringSource): { jobName: string; instanceId: string; source: FiringSource } {
     return { jobName: this.ctx.jobName, instanceId: this.ctx.instanceId, source };
+  }
+
+  /** The item through the interceptors, outermost first, then the job type's item executor. */
+  private runItem(context: ShardingContext): Promise<unknown> {
+    const call = (index: number): Promise<unknown> => {
+      const interceptor = this.interceptors[index];
+      if (!interceptor) return this.itemExecutor.execute(context);
+      return Promise.resolve().then(() => interceptor(context, () => call(index + 1)));
+    };
+    return call(0);
   }
 
   /** What job listeners are told about a run of items. */

@@ -1,0 +1,3 @@
+// `nestjs-elastic-job/opentelemetry`: metrics and spans through @opentelemetry/api, in their own entry point so
+// that apps without it never load it.
+export { ElasticJobTelemetry, TELEMETRY_SCOPE } from './elastic-job-telemetry.js';
