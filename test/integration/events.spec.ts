@@ -39,6 +39,18 @@ class ReportJobs {
   quiet(): void {}
 }
 
+let handoverRuns = 0;
+
+@Injectable()
+class HandoverJob {
+  @ShardedJob({ jobName: 'handover', cron: '* * * * * *', shardingTotalCount: 1, failover: true })
+  async run(context: ShardingContext): Promise<void> {
+    // The first run stays until its instance loses the item (signal aborted with the session).
+    if (handoverRuns++ > 0) return;
+    await new Promise((resolve) => context.signal.addEventListener('abort', resolve, { once: true }));
+  }
+}
+
 let heard: ElasticJobEvent[] = [];
 let quietOnly: ElasticJobEvent[] = [];
 
@@ -70,6 +82,14 @@ function heardFrom(ip: string): ElasticJobEvent[] {
   return heard.filter((event) => event.instanceId.startsWith(`${ip}@-@`));
 }
 
+@Injectable()
+class AllEvents {
+  @OnElasticJobEvent('*')
+  record(event: ElasticJobEvent): void {
+    heard.push(event);
+  }
+}
+
 function ofType<T extends ElasticJobEvent['type']>(
   events: readonly ElasticJobEvent[],
   type: T,
@@ -79,9 +99,18 @@ function ofType<T extends ElasticJobEvent['type']>(
 }
 
 async function boot(namespace: string, ip?: string, zookeeperServer?: string): Promise<TestingModule> {
+  return bootWith(namespace, ip, zookeeperServer, [ReportJobs, Subscribers]);
+}
+
+async function bootWith(
+  namespace: string,
+  ip: string | undefined,
+  zookeeperServer: string | undefined,
+  providers: Array<new (...args: never[]) => unknown>,
+): Promise<TestingModule> {
   const options = appOptions(namespace, ip ? { instance: { ip } } : {});
   if (zookeeperServer) options.zookeeper = { ...options.zookeeper, serverLists: zookeeperServer };
-  const app = await bootApp(options, [ReportJobs, Subscribers]);
+  const app = await bootApp(options, providers);
   hold(() => app.close());
   return app;
 }
@@ -273,6 +302,60 @@ describe('events', () => {
       .filter((event) => event.jobName === 'reports' && event.type.startsWith('session.'))
       .map((event) => event.type);
     expect(order).toEqual(['session.lost', 'session.rejoined']);
+  });
+
+  it('tells a misfire flagged (items still running at a firing) and a failover claimed (a crashed owner)', async () => {
+    heard = [];
+    const proxies = [await proxyTo(), await proxyTo()];
+    const namespace = uniqueNamespace('misfire-failover');
+    const apps = [
+      await bootWith(namespace, '127.0.0.2', proxies[0]!.connectString, [HandoverJob, AllEvents]),
+      await bootWith(namespace, '127.0.0.3', proxies[1]!.connectString, [HandoverJob, AllEvents]),
+    ];
+    const zk = await observer(namespace);
+    await eventually(
+      () => zk.getChildren('/handover/instances'),
+      (ids) => ids?.length === 2,
+      10_000,
+      'both instances registered',
+    );
+    await apps[0]!.get(ElasticJobRegistry).trigger('handover');
+    // The owner of the only item runs it, and it stays running: the next cron instants find it still running.
+    const flagged = await eventually(
+      () => heard.filter((event) => event.type === 'misfire.flagged' && event.jobName === 'handover'),
+      (events) => events.length > 0,
+      10_000,
+      'a misfire flagged',
+    );
+    expect(flagged[0]).toMatchObject({ items: [0] });
+    const owner = flagged[0]!.instanceId.startsWith('127.0.0.2@-@') ? 0 : 1;
+    const other = 1 - owner;
+    expect(await zk.exists('/handover/sharding/0/misfire')).toBeDefined();
+
+    // The owner crashes (its session ends while it is cut off): the other instance takes the item over.
+    const credentials = appRegistryCenter(apps[owner]!).getSessionCredentials()!;
+    proxies[owner]!.cut();
+    await killSession(credentials);
+    const claimed = await eventually(
+      () => heard.filter((event) => event.type === 'failover.claimed' && event.jobName === 'handover'),
+      (events) => events.length > 0,
+      15_000,
+      'the item taken over',
+    );
+    expect(claimed).toEqual([
+      expect.objectContaining({
+        shardingItem: 0,
+        instanceId: expect.stringMatching(other === 0 ? /^127\.0\.0\.2@/ : /^127\.0\.0\.3@/),
+      }),
+    ]);
+    await eventually(
+      () =>
+        heard.some((event) => event.type === 'item.started' && event.source === 'FAILOVER' && event.shardingItem === 0),
+      (seen) => seen,
+      10_000,
+      'the taken-over item running as FAILOVER',
+    );
+    proxies[owner]!.restore();
   });
 
   it('refuses an unknown event type or job name at bootstrap, naming the method', async () => {
