@@ -63,7 +63,7 @@ describe('the package as published', () => {
   it('keeps optional integrations behind their own entry points: the core never imports them', () => {
     const exportsMap = (JSON.parse(readFileSync('package.json', 'utf8')) as { exports: Record<string, unknown> })
       .exports;
-    expect(Object.keys(exportsMap)).toEqual(['.', './terminus', './opentelemetry', './package.json']);
+    expect(Object.keys(exportsMap)).toEqual(['.', './terminus', './opentelemetry', './postgres', './package.json']);
     for (const entry of ['dist/terminus/index.js', 'dist/cjs/terminus/index.js', 'dist/terminus/index.d.ts'])
       expect(files.has(entry), entry).toBe(true);
     const optional = ['@nestjs/terminus', '@opentelemetry/', 'pg'];
@@ -77,6 +77,7 @@ describe('the package as published', () => {
     }
     expect(bareImports('dist/terminus/index.js').has('@nestjs/terminus')).toBe(true);
     expect(bareImports('dist/opentelemetry/index.js').has('@opentelemetry/api')).toBe(true);
+    expect(bareImports('dist/postgres/index.js').has('pg')).toBe(true);
   });
 
   it('works in a Nest 11 CommonJS app: compiled by TypeScript 5.0, run by Node, tested by Jest in its default mode', () => {

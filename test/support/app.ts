@@ -1,5 +1,5 @@
 import 'reflect-metadata';
-import { Module, type Type } from '@nestjs/common';
+import { Module, type Provider } from '@nestjs/common';
 import { Test, type TestingModule } from '@nestjs/testing';
 import {
   ElasticJobModule,
@@ -21,7 +21,7 @@ export function appOptions(
 }
 
 /** Boots a Nest application context with ElasticJobModule and the given job providers. */
-export async function bootApp(options: ElasticJobModuleOptions, providers: Type<unknown>[]): Promise<TestingModule> {
+export async function bootApp(options: ElasticJobModuleOptions, providers: Provider[]): Promise<TestingModule> {
   @Module({ imports: [ElasticJobModule.forRoot(options)], providers })
   class TestAppModule {}
   const moduleRef = await Test.createTestingModule({ imports: [TestAppModule] }).compile();

@@ -1,0 +1,103 @@
+import type { PoolClient } from 'pg';
+import type { ItemCompletedEvent, ItemStartedEvent, JobStatusEvent } from '../events/elastic-job-event.types.js';
+import { javaItemList } from '../events/job-event-publisher.js';
+
+/** The events stored: ElasticJob's JobExecutionEvent (start and completion) and JobStatusTraceEvent. */
+export type TracedEvent = ItemStartedEvent | ItemCompletedEvent | JobStatusEvent;
+
+/** ElasticJob truncates failure causes and messages to its columns' 4000 characters. */
+const MAX_TEXT = 4000;
+
+/**
+ * ElasticJob's two tracing tables in its PostgreSQL flavour (ElasticJob's
+ * `ecosystem/tracing/rdb/.../META-INF/sql/PostgreSQL.properties`, docs/reference/elasticjob.md §7): the same names
+ * (unquoted, so PostgreSQL folds them to lower case, as it does for ElasticJob's own statements), columns and types,
+ * so ElasticJob's console reads what we write.
+ */
+export const CREATE_TABLES = [
+  'CREATE TABLE IF NOT EXISTS JOB_EXECUTION_LOG (id VARCHAR(40) NOT NULL, job_name VARCHAR(100) NOT NULL, ' +
+    'task_id VARCHAR(255) NOT NULL, hostname VARCHAR(255) NOT NULL, ip VARCHAR(50) NOT NULL, sharding_item INT NOT NULL, ' +
+    'execution_source VARCHAR(20) NOT NULL, failure_cause VARCHAR(4000) NULL, is_success BOOLEAN NOT NULL, ' +
+    'start_time TIMESTAMP NULL, complete_time TIMESTAMP NULL, PRIMARY KEY (id))',
+  'CREATE TABLE IF NOT EXISTS JOB_STATUS_TRACE_LOG (id VARCHAR(40) NOT NULL, job_name VARCHAR(100) NOT NULL, ' +
+    'original_task_id VARCHAR(255) NOT NULL, task_id VARCHAR(255) NOT NULL, slave_id VARCHAR(50) NOT NULL, ' +
+    'execution_type VARCHAR(20) NOT NULL, sharding_item VARCHAR(100) NOT NULL, state VARCHAR(20) NOT NULL, ' +
+    'message VARCHAR(4000) NULL, creation_time TIMESTAMP NULL, PRIMARY KEY (id))',
+  'CREATE INDEX IF NOT EXISTS TASK_ID_STATE_INDEX ON JOB_STATUS_TRACE_LOG (task_id, state)',
+];
+
+const INSERT_START =
+  'INSERT INTO JOB_EXECUTION_LOG (id, job_name, task_id, hostname, ip, sharding_item, execution_source, is_success, ' +
+  'start_time) VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9) ON CONFLICT (id) DO NOTHING';
+
+// ElasticJob updates the start row, and inserts a complete row when there is none (the start was lost): one upsert.
+const UPSERT_COMPLETION =
+  'INSERT INTO JOB_EXECUTION_LOG (id, job_name, task_id, hostname, ip, sharding_item, execution_source, ' +
+  'failure_cause, is_success, start_time, complete_time) VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11) ' +
+  'ON CONFLICT (id) DO UPDATE SET is_success = EXCLUDED.is_success, complete_time = EXCLUDED.complete_time, ' +
+  'failure_cause = EXCLUDED.failure_cause';
+
+const INSERT_STATUS =
+  'INSERT INTO JOB_STATUS_TRACE_LOG (id, job_name, original_task_id, task_id, slave_id, execution_type, ' +
+  'sharding_item, state, message, creation_time) VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10) ' +
+  'ON CONFLICT (id) DO NOTHING';
+
+function truncate(text: string | undefined): string | null {
+  return text === undefined ? null : text.slice(0, MAX_TEXT);
+}
+
+/**
+ * Writes a batch of events in one transaction, in order. Every statement is idempotent (keyed by the event's id),
+ * so a batch whose outcome was unknown (the connection dropped at COMMIT) is simply written again.
+ */
+export async function writeEvents(client: PoolClient, events: readonly TracedEvent[]): Promise<void> {
+  await client.query('BEGIN');
+  try {
+    for (const event of events) {
+      if (event.type === 'item.started') {
+        await client.query(INSERT_START, [
+          event.id,
+          event.jobName,
+          event.taskId,
+          event.hostname,
+          event.ip,
+          event.shardingItem,
+          event.source,
+          false,
+          event.startTime,
+        ]);
+      } else if (event.type === 'item.completed') {
+        await client.query(UPSERT_COMPLETION, [
+          event.id,
+          event.jobName,
+          event.taskId,
+          event.hostname,
+          event.ip,
+          event.shardingItem,
+          event.source,
+          truncate(event.failureCause),
+          event.success,
+          event.startTime,
+          event.completeTime,
+        ]);
+      } else {
+        await client.query(INSERT_STATUS, [
+          event.id,
+          event.jobName,
+          event.originalTaskId,
+          event.taskId,
+          event.slaveId,
+          event.executionType,
+          javaItemList(event.shardingItems),
+          event.state,
+          truncate(event.message),
+          event.creationTime,
+        ]);
+      }
+    }
+    await client.query('COMMIT');
+  } catch (error) {
+    await client.query('ROLLBACK').catch(() => undefined);
+    throw error;
+  }
+}

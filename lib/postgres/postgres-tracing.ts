@@ -1,0 +1,148 @@
+import { Logger, type OnApplicationShutdown, type OnModuleInit } from '@nestjs/common';
+import pg from 'pg';
+import type { Subscription } from 'rxjs';
+import type { ElasticJobRegistry } from '../elastic-job.registry.js';
+import { describeError } from '../errors/elastic-job.errors.js';
+import { CREATE_TABLES, writeEvents, type TracedEvent } from './job-event-repository.js';
+
+export interface PostgresTracingOptions {
+  /** Where to write: a connection string (a small pool of its own is made and closed here)... */
+  connectionString?: string;
+  /** ...or a pool the app already has (not closed here). One of the two. */
+  pool?: pg.Pool;
+  /** Events kept while the database is away or slow; beyond it the oldest are dropped (counted, logged). Default 10 000. */
+  maxBufferedEvents?: number;
+  /** How often buffered events are written. Default 1000 ms. */
+  flushIntervalMilliseconds?: number;
+  /** Events written per transaction. Default 500. */
+  batchSize?: number;
+  /** How long the app's shutdown waits for the last events to be written. Default 5000 ms. */
+  shutdownFlushTimeoutMilliseconds?: number;
+}
+
+const TRACED: ReadonlySet<string> = new Set(['item.started', 'item.completed', 'status']);
+const MAX_RETRY_DELAY_MS = 30_000;
+
+/**
+ * Execution tracing into PostgreSQL, as ElasticJob's RDB tracing writes it (README "Tracing into PostgreSQL").
+ * Subscribing only appends to a buffer, so a firing never waits for the database; a timer writes the buffer in
+ * batches. While the database is down or failing, events wait (up to `maxBufferedEvents`, then the oldest go,
+ * counted) and writing is retried with backoff; when it answers again the tables are made if missing, the backlog
+ * is written, and what was dropped is logged.
+ */
+export class ElasticJobPostgresTracing implements OnModuleInit, OnApplicationShutdown {
+  private readonly logger = new Logger('ElasticJob:tracing');
+  private readonly pool: pg.Pool;
+  private readonly ownPool: boolean;
+  private buffer: TracedEvent[] = [];
+  private subscription: Subscription | undefined;
+  private timer: NodeJS.Timeout | undefined;
+  private flushing: Promise<void> | undefined;
+  private tablesReady = false;
+  /** Consecutive failed writes, for the backoff; 0 when the database answers. */
+  private failures = 0;
+  private retryAt = 0;
+  private dropped = 0;
+  private droppedSinceReported = 0;
+  private written = 0;
+
+  constructor(
+    private readonly jobs: ElasticJobRegistry,
+    private readonly options: PostgresTracingOptions,
+  ) {
+    if (options.pool) {
+      this.pool = options.pool;
+      this.ownPool = false;
+    } else {
+      this.pool = new pg.Pool({ connectionString: options.connectionString, max: 2, connectionTimeoutMillis: 5_000 });
+      this.ownPool = true;
+    }
+    // A pool's idle client losing its connection (the database restarting) emits 'error': not the app's problem.
+    this.pool.on('error', (error) => this.logger.debug(`idle database connection closed: ${describeError(error)}`));
+  }
+
+  /** Written, dropped and waiting events since start. */
+  get stats(): { written: number; dropped: number; buffered: number } {
+    return { written: this.written, dropped: this.dropped, buffered: this.buffer.length };
+  }
+
+  onModuleInit(): void {
+    if (!this.jobs.enabled) return;
+    this.subscription = this.jobs.events$.subscribe((event) => {
+      if (!TRACED.has(event.type)) return;
+      this.buffer.push(event as TracedEvent);
+      const max = this.options.maxBufferedEvents ?? 10_000;
+      if (this.buffer.length > max) {
+        const excess = this.buffer.length - max;
+        this.buffer.splice(0, excess);
+        this.dropped += excess;
+        this.droppedSinceReported += excess;
+      }
+    });
+    this.timer = setInterval(() => void this.flush(), this.options.flushIntervalMilliseconds ?? 1_000);
+    this.timer.unref();
+  }
+
+  /** Writes what is buffered now (one pass at a time; a pass during a backoff wait does nothing). */
+  flush(): Promise<void> {
+    this.flushing ??= this.writeBuffered().finally(() => (this.flushing = undefined));
+    return this.flushing;
+  }
+
+  private async writeBuffered(): Promise<void> {
+    if (this.buffer.length === 0 || Date.now() < this.retryAt) return;
+    const batchSize = this.options.batchSize ?? 500;
+    let client: pg.PoolClient | undefined;
+    try {
+      client = await this.pool.connect();
+      if (!this.tablesReady) {
+        for (const statement of CREATE_TABLES) await client.query(statement);
+        this.tablesReady = true;
+      }
+      while (this.buffer.length > 0) {
+        const batch = this.buffer.slice(0, batchSize);
+        await writeEvents(client, batch);
+        // Events dropped meanwhile shortened the front of the buffer: remove what was written, wherever it is now.
+        const written = new Set(batch);
+        this.buffer = this.buffer.filter((event) => !written.has(event));
+        this.written += batch.length;
+      }
+      if (this.failures > 0 || this.droppedSinceReported > 0) {
+        this.logger.log(
+          `tracing database answering again: backlog written` +
+            (this.droppedSinceReported > 0
+              ? `; ${this.droppedSinceReported} event(s) were dropped while it was away (maxBufferedEvents)`
+              : ''),
+        );
+      }
+      this.failures = 0;
+      this.droppedSinceReported = 0;
+    } catch (error) {
+      // A table dropped under us is made again at the next pass.
+      if ((error as { code?: string }).code === '42P01') this.tablesReady = false;
+      this.failures++;
+      const delay = Math.min(MAX_RETRY_DELAY_MS, 500 * 2 ** Math.min(this.failures - 1, 6));
+      this.retryAt = Date.now() + delay;
+      const say =
+        `cannot write execution traces (${describeError(error)}); ${this.buffer.length} event(s) wait, ` +
+        `retrying in ${delay} ms`;
+      if (this.failures === 1) this.logger.warn(say);
+      else this.logger.debug(say);
+    } finally {
+      client?.release();
+    }
+  }
+
+  async onApplicationShutdown(): Promise<void> {
+    this.subscription?.unsubscribe();
+    clearInterval(this.timer);
+    const timeoutMs = this.options.shutdownFlushTimeoutMilliseconds ?? 5_000;
+    this.retryAt = 0;
+    let timer: NodeJS.Timeout | undefined;
+    await Promise.race([this.flush(), new Promise<void>((resolve) => (timer = setTimeout(resolve, timeoutMs)))]);
+    clearTimeout(timer);
+    if (this.buffer.length > 0)
+      this.logger.warn(`${this.buffer.length} execution trace event(s) not written at shutdown (database away)`);
+    if (this.ownPool) await this.pool.end().catch(() => undefined);
+  }
+}
