@@ -1,5 +1,5 @@
 import { Logger, type OnApplicationShutdown, type OnModuleInit } from '@nestjs/common';
-import pg from 'pg';
+import { Pool, type PoolClient } from 'pg';
 import type { Subscription } from 'rxjs';
 import type { ElasticJobRegistry } from '../elastic-job.registry.js';
 import { describeError } from '../errors/elastic-job.errors.js';
@@ -9,7 +9,7 @@ export interface PostgresTracingOptions {
   /** Where to write: a connection string (a small pool of its own is made and closed here)... */
   connectionString?: string;
   /** ...or a pool the app already has (not closed here). One of the two. */
-  pool?: pg.Pool;
+  pool?: Pool;
   /** Events kept while the database is away or slow; beyond it the oldest are dropped (counted, logged). Default 10 000. */
   maxBufferedEvents?: number;
   /** How often buffered events are written. Default 1000 ms. */
@@ -32,7 +32,7 @@ const MAX_RETRY_DELAY_MS = 30_000;
  */
 export class ElasticJobPostgresTracing implements OnModuleInit, OnApplicationShutdown {
   private readonly logger = new Logger('ElasticJob:tracing');
-  private readonly pool: pg.Pool;
+  private readonly pool: Pool;
   private readonly ownPool: boolean;
   private buffer: TracedEvent[] = [];
   private subscription: Subscription | undefined;
@@ -54,7 +54,7 @@ export class ElasticJobPostgresTracing implements OnModuleInit, OnApplicationShu
       this.pool = options.pool;
       this.ownPool = false;
     } else {
-      this.pool = new pg.Pool({ connectionString: options.connectionString, max: 2, connectionTimeoutMillis: 5_000 });
+      this.pool = new Pool({ connectionString: options.connectionString, max: 2, connectionTimeoutMillis: 5_000 });
       this.ownPool = true;
     }
     // A pool's idle client losing its connection (the database restarting) emits 'error': not the app's problem.
@@ -92,7 +92,7 @@ export class ElasticJobPostgresTracing implements OnModuleInit, OnApplicationShu
   private async writeBuffered(): Promise<void> {
     if (this.buffer.length === 0 || Date.now() < this.retryAt) return;
     const batchSize = this.options.batchSize ?? 500;
-    let client: pg.PoolClient | undefined;
+    let client: PoolClient | undefined;
     try {
       client = await this.pool.connect();
       if (!this.tablesReady) {

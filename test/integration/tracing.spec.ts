@@ -1,5 +1,5 @@
 import { Injectable } from '@nestjs/common';
-import pg from 'pg';
+import { Pool } from 'pg';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import { ElasticJobRegistry, JobConfigurationError, ShardedJob, type ShardingContext } from '../../lib/index.js';
 import {
@@ -19,11 +19,11 @@ import { eventually, uniqueNamespace } from '../support/zk.js';
 
 let database: LocalPostgres;
 /** The test's own reads (a pool: its connections die with the server and are made again after). */
-let client: pg.Pool;
+let client: Pool;
 
 beforeAll(async () => {
   database = await LocalPostgres.create();
-  client = new pg.Pool({ connectionString: database.connectionString, max: 1 });
+  client = new Pool({ connectionString: database.connectionString, max: 1 });
   client.on('error', () => undefined);
 });
 
