@@ -64,11 +64,13 @@ export class JobEventPublisher {
 
   /** Publishes the executor's events as ElasticJob's item (JobExecutionEvent) and status (JobStatusTraceEvent) events. */
   follow(events: ExecutionEvents): () => void {
-    // Per item execution (taskId + item): the id shared by its start and completion events.
-    const ids = new Map<string, string>();
-    // Per firing (taskId): the failures of its items, for the TASK_ERROR message.
-    const failures = new Map<string, Map<number, string>>();
+    // A job runs one firing at a time on an instance, so an item is running at most once here: its number keys the
+    // id shared by its start and completion events, and the current firing's failures (for TASK_ERROR). Not the
+    // taskId: it lists every item of the firing (tens of kilobytes with thousands of items).
+    const ids = new Map<number, string>();
+    const failures = new Map<number, string>();
     const { jobName, ip } = this.job;
+    const observed = (): boolean => this.sink?.observed === true;
     const status = (taskId: string, items: number[], state: JobStatusState, message: string) => {
       const fields: Omit<JobStatusEvent, OwnFields> = {
         id: randomUUID(),
@@ -85,13 +87,15 @@ export class JobEventPublisher {
     };
     const offs = [
       events.on('firing-started', (firing) => {
+        if (!observed()) return;
         status(firing.taskId, firing.items, 'TASK_STAGING', `Job '${jobName}' execute begin.`);
         status(firing.taskId, firing.items, 'TASK_RUNNING', '');
       }),
       events.on('firing-completed', (firing) => {
-        const failed = failures.get(firing.taskId);
-        failures.delete(firing.taskId);
-        if (!failed || failed.size === 0) status(firing.taskId, firing.items, 'TASK_FINISHED', '');
+        const failed = new Map(failures);
+        failures.clear();
+        if (!observed()) return;
+        if (failed.size === 0) status(firing.taskId, firing.items, 'TASK_FINISHED', '');
         else
           status(
             firing.taskId,
@@ -102,6 +106,7 @@ export class JobEventPublisher {
           );
       }),
       events.on('firing-skipped', (skipped) => {
+        if (!observed()) return;
         this.publish('firing.skipped', { reason: skipped.reason, items: skipped.items });
         if (skipped.reason !== 'items-still-running' && skipped.reason !== 'no-items') return;
         const taskId = [jobName, skipped.items.join(','), 'READY', this.job.instanceId].join('@-@');
@@ -117,8 +122,9 @@ export class JobEventPublisher {
         );
       }),
       events.on('item-started', (item) => {
+        if (!observed()) return;
         const id = randomUUID();
-        ids.set(`${item.taskId}#${item.shardingItem}`, id);
+        ids.set(item.shardingItem, id);
         this.publish('item.started', {
           id,
           hostname: HOSTNAME,
@@ -131,15 +137,11 @@ export class JobEventPublisher {
         });
       }),
       events.on('item-completed', (item) => {
-        const key = `${item.taskId}#${item.shardingItem}`;
-        const id = ids.get(key) ?? randomUUID();
-        ids.delete(key);
+        if (!observed()) return;
+        const id = ids.get(item.shardingItem) ?? randomUUID();
+        ids.delete(item.shardingItem);
         const failureCause = item.success ? undefined : describeCause(item.failureCause);
-        if (failureCause !== undefined) {
-          let failed = failures.get(item.taskId);
-          if (!failed) failures.set(item.taskId, (failed = new Map()));
-          failed.set(item.shardingItem, failureCause);
-        }
+        if (failureCause !== undefined) failures.set(item.shardingItem, failureCause);
         this.publish('item.completed', {
           id,
           hostname: HOSTNAME,

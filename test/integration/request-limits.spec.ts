@@ -51,9 +51,21 @@ describe("ZooKeeper's request limit", () => {
     );
     hold(() => app.close());
     const registry = app.get(ElasticJobRegistry);
+    // Someone listens to the events: 5000 item events per firing must not slow the firings down.
+    let completions = 0;
+    const subscription = registry.events$.subscribe((event) => {
+      if (event.type === 'item.completed') completions++;
+    });
+    hold(() => subscription.unsubscribe());
     const complete = (): number => [...seen.values()].filter((items) => items.size === ITEMS).length;
     await eventually(complete, (firings) => firings >= 2, 60_000, 'two firings running every item');
     expect(registry.getJobStatus(LONG_NAME).shardingItems).toHaveLength(ITEMS);
+    await eventually(
+      () => completions,
+      (n) => n >= 2 * ITEMS,
+      10_000,
+      'the item events of two firings',
+    );
     expect(registry.isConnected()).toBe(true);
     expect(warnings.mock.calls.map((call) => String(call[0])).filter((log) => /disconnected|lost/.test(log))).toEqual(
       [],

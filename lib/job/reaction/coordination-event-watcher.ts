@@ -22,7 +22,16 @@ export class CoordinationEventWatcher {
   ) {}
 
   start(): void {
-    this.unsubscribe ??= this.ctx.storage.cached.listen(() => this.scheduleCheck());
+    const { paths } = this.ctx;
+    // Only the nodes that can change what is told: not the running markers a firing writes for every item.
+    this.unsubscribe ??= this.ctx.storage.cached.listen((event) => {
+      if (
+        event.path === paths.leaderElectionInstance ||
+        event.path === paths.shardingProcessing ||
+        (event.path.startsWith(`${paths.sharding}/`) && event.path.endsWith('/instance'))
+      )
+        this.scheduleCheck();
+    });
     this.scheduleCheck();
   }
 
