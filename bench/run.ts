@@ -12,6 +12,8 @@ import { ClusterInstance, type RunEvent, type StartEvent } from '../test/support
 import { ElasticJobOperator } from '../lib/lifecycle/elastic-job-operator.js';
 import { MAX_SHARDING_TOTAL_COUNT } from '../lib/job/config/job-configuration.validator.js';
 import { LineProcess } from '../test/support/line-process.js';
+import { LocalPostgres } from '../test/support/local-postgres.js';
+import { findFreePort } from '../lib/devtools/local-zookeeper.js';
 
 const ROUNDS = Number(process.env.BENCH_ROUNDS ?? 5);
 const quick = process.env.BENCH_QUICK === '1';
@@ -599,6 +601,80 @@ async function manyItems(
   };
 }
 
+// ---------------------------------------------------------------------------------------------- observability
+
+interface ObservedCost {
+  latenessP99: Figure;
+  reads: Figure;
+  writes: Figure;
+}
+
+/**
+ * What events, a job listener, metrics (API without an SDK) and tracing into PostgreSQL cost a firing, in the same
+ * run: lateness p99 and client requests per firing (1 job, 1 item, every second, monitorExecution), plain, with all
+ * of it on and the database up, and with the database down (a port nobody listens on).
+ */
+async function observabilityCost(): Promise<Record<'plain' | 'observed' | 'databaseDown', ObservedCost>> {
+  const seconds = quick ? 5 : 10;
+  const database = await LocalPostgres.create();
+  const deadPort = await findFreePort();
+  const configs = {
+    plain: {},
+    observed: { OBSERVE: 'true', TRACING_URL: database.connectionString },
+    databaseDown: { OBSERVE: 'true', TRACING_URL: `postgres://postgres@127.0.0.1:${deadPort}/postgres` },
+  } as const;
+  const samples = Object.fromEntries(
+    Object.keys(configs).map((name) => [
+      name,
+      { lateness: [] as number[], reads: [] as number[], writes: [] as number[] },
+    ]),
+  ) as Record<keyof typeof configs, { lateness: number[]; reads: number[]; writes: number[] }>;
+  try {
+    for (let r = 0; r < Math.min(ROUNDS, 3); r++) {
+      for (const [name, extra] of Object.entries(configs) as Array<[keyof typeof configs, Record<string, string>]>) {
+        const app = benchApp({
+          ZK_NAMESPACE: ns(`observe-${name}`),
+          JOBS: '1',
+          JOB_TOTAL: '1',
+          MONITOR: 'true',
+          ...extra,
+        });
+        await app.waitForLine(/"event":"sharded"/, 60_000);
+        await sleep(1500);
+        const stats = async (): Promise<{ reads: number; writes: number }> => {
+          const from = app.lines.length;
+          app.send('stats');
+          return JSON.parse((await app.waitForLine(/"event":"stats"/, 5000, from)).slice(4)) as {
+            reads: number;
+            writes: number;
+          };
+        };
+        const from = app.lines.length;
+        const before = await stats();
+        await sleep(seconds * 1000);
+        const after = await stats();
+        const late = app.lines
+          .slice(from)
+          .filter((line) => line.includes('"lateness"'))
+          .map((line) => (JSON.parse(line.slice(4)) as { ms: number }).ms);
+        samples[name].lateness.push(percentile(late, 99));
+        samples[name].reads.push((after.reads - before.reads) / seconds);
+        samples[name].writes.push((after.writes - before.writes) / seconds);
+        app.kill('SIGKILL');
+        await app.exited;
+      }
+    }
+  } finally {
+    await database.destroy();
+  }
+  const cost = (name: keyof typeof configs): ObservedCost => ({
+    latenessP99: figure(samples[name].lateness, 'ms'),
+    reads: figure(samples[name].reads, 'req/firing'),
+    writes: figure(samples[name].writes, 'req/firing'),
+  });
+  return { plain: cost('plain'), observed: cost('observed'), databaseDown: cost('databaseDown') };
+}
+
 // ---------------------------------------------------------------------------------------------- main
 
 async function main(): Promise<void> {
@@ -636,6 +712,7 @@ async function main(): Promise<void> {
     const reqOn = await step('requests.monitorExecution', () => requestsPerFiring(true));
     const reqOff = await step('requests.noMonitorExecution', () => requestsPerFiring(false));
     const reqCluster = await step('requests.cluster3', () => requestsPerFiringInCluster());
+    const observed = await step('observability', () => observabilityCost());
     const failover = await step('crashFailover', () => crashFailover(4000));
     const operated = await step('operator', () => operatorReactions());
     // 10 jobs: fixed costs (the ZooKeeper connection) dominate any per-job memory figure; start-up only.
@@ -679,6 +756,18 @@ async function main(): Promise<void> {
         `client reads ${f(reqOff?.client.reads)}, writes ${f(reqOff?.client.writes)}`,
         `server: ${f(reqOff?.server)}`,
         '0',
+      ],
+      [
+        'with events, listener, metrics, tracing',
+        `lateness p99 ${f(observed?.observed.latenessP99)}; reads ${f(observed?.observed.reads)}, writes ${f(observed?.observed.writes)}`,
+        `plain: lateness p99 ${f(observed?.plain.latenessP99)}, reads ${f(observed?.plain.reads)}, writes ${f(observed?.plain.writes)}`,
+        'unchanged',
+      ],
+      [
+        '… with the tracing database down',
+        `lateness p99 ${f(observed?.databaseDown.latenessP99)}; reads ${f(observed?.databaseDown.reads)}, writes ${f(observed?.databaseDown.writes)}`,
+        'connection refused on every flush (backoff)',
+        'unchanged',
       ],
       ['crash failover (SIGKILL → re-run)', f(failover), 'session timeout 4000 ms', '≤ session timeout + 500 ms'],
       ['operator trigger → items started', f(operated?.triggerMs), '3 instances, separate processes', ''],
