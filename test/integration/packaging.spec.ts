@@ -63,10 +63,17 @@ describe('the package as published', () => {
   it('keeps optional integrations behind their own entry points: the core never imports them', () => {
     const exportsMap = (JSON.parse(readFileSync('package.json', 'utf8')) as { exports: Record<string, unknown> })
       .exports;
-    expect(Object.keys(exportsMap)).toEqual(['.', './terminus', './opentelemetry', './postgres', './package.json']);
+    expect(Object.keys(exportsMap)).toEqual([
+      '.',
+      './terminus',
+      './opentelemetry',
+      './postgres',
+      './microservices',
+      './package.json',
+    ]);
     for (const entry of ['dist/terminus/index.js', 'dist/cjs/terminus/index.js', 'dist/terminus/index.d.ts'])
       expect(files.has(entry), entry).toBe(true);
-    const optional = ['@nestjs/terminus', '@opentelemetry/', 'pg'];
+    const optional = ['@nestjs/terminus', '@opentelemetry/', 'pg', '@nestjs/microservices'];
     for (const entry of ['dist/index.js', 'dist/cjs/index.js']) {
       const imported = bareImports(entry);
       expect(imported.has('@nestjs/common'), entry).toBe(true); // the walk does reach the core's imports
@@ -78,6 +85,7 @@ describe('the package as published', () => {
     expect(bareImports('dist/terminus/index.js').has('@nestjs/terminus')).toBe(true);
     expect(bareImports('dist/opentelemetry/index.js').has('@opentelemetry/api')).toBe(true);
     expect(bareImports('dist/postgres/index.js').has('pg')).toBe(true);
+    expect(bareImports('dist/microservices/index.js').has('@nestjs/microservices')).toBe(true);
   });
 
   it('works in a Nest 11 CommonJS app: compiled by TypeScript 5.0, run by Node, tested by Jest in its default mode', () => {

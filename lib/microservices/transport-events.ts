@@ -1,0 +1,154 @@
+import {
+  Logger,
+  type FactoryProvider,
+  type InjectionToken,
+  type OnApplicationShutdown,
+  type OnModuleInit,
+} from '@nestjs/common';
+import type { ClientProxy } from '@nestjs/microservices';
+import { firstValueFrom, timeout, type Subscription } from 'rxjs';
+import { ElasticJobRegistry } from '../elastic-job.registry.js';
+import { describeError, InvalidOperationError } from '../errors/elastic-job.errors.js';
+import {
+  ELASTIC_JOB_EVENT_TYPES,
+  type ElasticJobEvent,
+  type ElasticJobEventType,
+} from '../events/elastic-job-event.types.js';
+
+export interface TransportEventsOptions {
+  /** The `ClientProxy` to emit through: the name given to `ClientsModule.register()` (or any provider token). */
+  client: InjectionToken;
+  /** Events go out as `{prefix}.{type}`, e.g. `elastic-job.item.completed`. Default 'elastic-job'. */
+  prefix?: string;
+  /** The event types sent; every type when omitted. */
+  types?: readonly ElasticJobEventType[];
+  /** Events kept while the transport is away; beyond it the oldest are dropped (counted, logged). Default 10 000. */
+  maxBufferedEvents?: number;
+  /** How long one emit may take before the transport counts as away. Default 5000 ms. */
+  emitTimeoutMilliseconds?: number;
+}
+
+const MAX_RETRY_DELAY_MS = 30_000;
+
+/**
+ * Publishes the jobs' events through a Nest microservice transport (README "Microservices"): `client.emit()`,
+ * fire-and-forget, in order, never from inside a firing (a subscriber only queues). While the transport is away
+ * (the broker down, the peer not listening) events wait in a bounded buffer and sending is retried with backoff;
+ * what had to be dropped is counted and logged when sending works again. Dates arrive as ISO strings (JSON).
+ */
+export class ElasticJobTransportEvents implements OnModuleInit, OnApplicationShutdown {
+  private readonly logger = new Logger('ElasticJob:transport-events');
+  private readonly queue: ElasticJobEvent[] = [];
+  private subscription: Subscription | undefined;
+  private sending = false;
+  private retryTimer: NodeJS.Timeout | undefined;
+  private failures = 0;
+  private dropped = 0;
+  private droppedSinceReported = 0;
+  private sent = 0;
+  private closed = false;
+
+  constructor(
+    private readonly jobs: ElasticJobRegistry,
+    private readonly client: ClientProxy,
+    private readonly options: TransportEventsOptions,
+  ) {}
+
+  /** Sent, dropped and waiting events since start. */
+  get stats(): { sent: number; dropped: number; buffered: number } {
+    return { sent: this.sent, dropped: this.dropped, buffered: this.queue.length };
+  }
+
+  onModuleInit(): void {
+    if (!this.jobs.enabled) return;
+    const types = this.options.types && new Set(this.options.types);
+    const max = this.options.maxBufferedEvents ?? 10_000;
+    this.subscription = this.jobs.events$.subscribe((event) => {
+      if (types && !types.has(event.type)) return;
+      this.queue.push(event);
+      if (this.queue.length > max) {
+        this.queue.shift();
+        this.dropped++;
+        this.droppedSinceReported++;
+      }
+      this.kick();
+    });
+  }
+
+  private kick(): void {
+    if (this.sending || this.retryTimer || this.closed) return;
+    this.sending = true;
+    void this.drain().finally(() => (this.sending = false));
+  }
+
+  private async drain(): Promise<void> {
+    const prefix = this.options.prefix ?? 'elastic-job';
+    const timeoutMs = this.options.emitTimeoutMilliseconds ?? 5_000;
+    while (this.queue.length > 0 && !this.closed) {
+      const event = this.queue[0]!;
+      try {
+        await firstValueFrom(this.client.emit(`${prefix}.${event.type}`, event).pipe(timeout(timeoutMs)), {
+          defaultValue: undefined,
+        });
+      } catch (error) {
+        this.failures++;
+        const delay = Math.min(MAX_RETRY_DELAY_MS, 250 * 2 ** Math.min(this.failures - 1, 7));
+        const say = `cannot emit events (${describeError(error)}); ${this.queue.length} wait, retrying in ${delay} ms`;
+        if (this.failures === 1) this.logger.warn(say);
+        else this.logger.debug(say);
+        this.retryTimer = setTimeout(() => {
+          this.retryTimer = undefined;
+          this.kick();
+        }, delay);
+        this.retryTimer.unref();
+        return;
+      }
+      if (this.queue[0] === event) this.queue.shift();
+      this.sent++;
+      if (this.failures > 0 || this.droppedSinceReported > 0) {
+        this.logger.log(
+          'emitting events again' +
+            (this.droppedSinceReported > 0
+              ? `; ${this.droppedSinceReported} event(s) were dropped meanwhile (maxBufferedEvents)`
+              : ''),
+        );
+        this.failures = 0;
+        this.droppedSinceReported = 0;
+      }
+    }
+  }
+
+  onApplicationShutdown(): void {
+    this.closed = true;
+    this.subscription?.unsubscribe();
+    clearTimeout(this.retryTimer);
+    if (this.queue.length > 0) this.logger.warn(`${this.queue.length} event(s) not emitted at shutdown`);
+  }
+}
+
+/**
+ * The provider that emits the jobs' events through a `ClientProxy`, for the `providers` of the module that imports
+ * ElasticJobModule and registers the client: `transportEvents({ client: 'EVENTS' })`. Options are checked here.
+ * @publicApi
+ */
+export function transportEvents(options: TransportEventsOptions): FactoryProvider<ElasticJobTransportEvents> {
+  const fail = (field: string, detail: string): never => {
+    throw new InvalidOperationError('transportEvents', field, detail);
+  };
+  if (!options || options.client === undefined || options.client === null)
+    fail('client', 'is required: the ClientProxy token (the name given to ClientsModule.register())');
+  if (options.prefix !== undefined && (typeof options.prefix !== 'string' || !/^\S+$/.test(options.prefix)))
+    fail('prefix', `must be a non-empty word, got ${JSON.stringify(options.prefix)}`);
+  for (const type of options.types ?? [])
+    if (!ELASTIC_JOB_EVENT_TYPES.includes(type)) fail('types', `'${type}' is not an event type`);
+  for (const field of ['maxBufferedEvents', 'emitTimeoutMilliseconds'] as const) {
+    const value = options[field];
+    if (value !== undefined && (!Number.isInteger(value) || value <= 0))
+      fail(field, `must be an integer > 0, got ${JSON.stringify(value)}`);
+  }
+  return {
+    provide: ElasticJobTransportEvents,
+    useFactory: (jobs: ElasticJobRegistry, client: ClientProxy) => new ElasticJobTransportEvents(jobs, client, options),
+    inject: [ElasticJobRegistry, options.client],
+  };
+}

@@ -1,0 +1,185 @@
+import { Controller, Injectable, Module, type INestMicroservice } from '@nestjs/common';
+import {
+  ClientProxyFactory,
+  ClientsModule,
+  EventPattern,
+  Payload,
+  Transport,
+  type ClientProxy,
+} from '@nestjs/microservices';
+import { NestFactory } from '@nestjs/core';
+import { Test } from '@nestjs/testing';
+import { firstValueFrom } from 'rxjs';
+import { afterEach, describe, expect, it } from 'vitest';
+import { findFreePort } from '../../lib/devtools/local-zookeeper.js';
+import { ElasticJobModule, ShardedJob, type ShardingContext } from '../../lib/index.js';
+import {
+  ElasticJobTransportEvents,
+  elasticJobMessagesController,
+  transportEvents,
+  type ElasticJobRpcError,
+} from '../../lib/microservices/index.js';
+import { appOptions } from '../support/app.js';
+import { hold, releaseAll } from '../support/resources.js';
+import { eventually, uniqueNamespace } from '../support/zk.js';
+
+/**
+ * The jobs reached through Nest microservice transports (README "Microservices"), over real TCP sockets between two
+ * Nest applications: the scheduler answers the operator patterns and emits its events through a ClientProxy; the
+ * other service sends the patterns and receives the events with @EventPattern.
+ */
+
+afterEach(async () => {
+  await releaseAll();
+});
+
+const ran: number[] = [];
+
+@Injectable()
+class RemoteJob {
+  @ShardedJob({ jobName: 'remote', cron: '0 0 0 1 1 *', shardingTotalCount: 3 })
+  run(context: ShardingContext): void {
+    ran.push(context.shardingItem);
+  }
+}
+
+const received: Array<{ type: string; shardingItem?: number; jobName: string; success?: boolean }> = [];
+
+@Controller()
+class EventsListener {
+  @EventPattern('elastic-job.item.completed')
+  onCompleted(@Payload() event: { type: string; shardingItem: number; jobName: string; success: boolean }): void {
+    received.push(event);
+  }
+}
+
+@Module({ controllers: [EventsListener] })
+class OtherServiceModule {}
+
+async function startOtherService(port: number): Promise<INestMicroservice> {
+  const service = await NestFactory.createMicroservice(OtherServiceModule, {
+    transport: Transport.TCP,
+    options: { host: '127.0.0.1', port },
+    logger: ['error'],
+  });
+  await service.listen();
+  return service;
+}
+
+async function startScheduler(namespace: string, schedulerPort: number, otherPort: number) {
+  @Module({
+    imports: [
+      ElasticJobModule.forRoot(appOptions(namespace)),
+      ClientsModule.register([
+        { name: 'EVENTS', transport: Transport.TCP, options: { host: '127.0.0.1', port: otherPort } },
+      ]),
+    ],
+    controllers: [elasticJobMessagesController()],
+    providers: [RemoteJob, transportEvents({ client: 'EVENTS', types: ['item.completed'] })],
+  })
+  class SchedulerModule {}
+  const moduleRef = await Test.createTestingModule({ imports: [SchedulerModule] }).compile();
+  const scheduler = moduleRef.createNestMicroservice({
+    transport: Transport.TCP,
+    options: { host: '127.0.0.1', port: schedulerPort },
+  });
+  await scheduler.listen();
+  hold(() => scheduler.close());
+  return scheduler;
+}
+
+/** What a pattern answers, or the `{ name, message }` its RpcException carried. */
+async function ask<T>(
+  client: ClientProxy,
+  pattern: string,
+  payload: unknown,
+): Promise<T | { error: ElasticJobRpcError }> {
+  try {
+    return await firstValueFrom(client.send<T>(pattern, payload));
+  } catch (error) {
+    return { error: error as ElasticJobRpcError };
+  }
+}
+
+describe('microservices', () => {
+  it('answers the operator patterns over TCP and emits item events to another service, buffering while it is away', async () => {
+    ran.length = 0;
+    received.length = 0;
+    const [schedulerPort, otherPort] = [await findFreePort(), await findFreePort()];
+    let other = await startOtherService(otherPort);
+    hold(() => other.close());
+    const scheduler = await startScheduler(uniqueNamespace('microservices'), schedulerPort, otherPort);
+    const client = ClientProxyFactory.create({
+      transport: Transport.TCP,
+      options: { host: '127.0.0.1', port: schedulerPort },
+    });
+    hold(() => client.close());
+
+    // Patterns: the jobs, one job, its sharding, a trigger, an item disabled; typed errors back.
+    const jobs = (await ask<Array<{ jobName: string }>>(client, 'elastic-job.jobs', {})) as Array<{ jobName: string }>;
+    expect(jobs.map((job) => job.jobName)).toEqual(['remote']);
+    expect(await ask(client, 'elastic-job.job', { jobName: 'remote' })).toMatchObject({
+      jobName: 'remote',
+      configuration: { shardingTotalCount: 3 },
+    });
+    expect(await ask(client, 'elastic-job.job', { jobName: 'nope' })).toEqual({
+      error: { name: 'JobNotFoundError', message: expect.stringContaining("No job named 'nope'") },
+    });
+    expect(await ask(client, 'elastic-job.trigger', {})).toEqual({
+      error: { name: 'InvalidOperationError', message: expect.stringContaining('jobName') },
+    });
+    const triggered = await ask<string[]>(client, 'elastic-job.trigger', { jobName: 'remote' });
+    expect(triggered).toHaveLength(1);
+    await eventually(
+      () => ran.length,
+      (n) => n === 3,
+      10_000,
+      'the triggered items',
+    );
+
+    // The other service heard the completions through its @EventPattern.
+    await eventually(
+      () => received.length,
+      (n) => n === 3,
+      10_000,
+      'the item events over TCP',
+    );
+    expect(received.map((event) => event.shardingItem).sort()).toEqual([0, 1, 2]);
+    expect(received.every((event) => event.jobName === 'remote' && event.type === 'item.completed')).toBe(true);
+
+    expect(await ask(client, 'elastic-job.disable-item', { jobName: 'remote', item: 1 })).toEqual({
+      jobName: 'remote',
+      item: 1,
+      disabled: true,
+    });
+    const sharding = (await ask<Array<{ item: number; status: string }>>(client, 'elastic-job.sharding', {
+      jobName: 'remote',
+    })) as Array<{ item: number; status: string }>;
+    expect(sharding.find((item) => item.item === 1)?.status).toBe('DISABLED');
+
+    // The other service goes away: the events of a firing wait, and arrive when it is back on its port.
+    await other.close();
+    await ask(client, 'elastic-job.trigger', { jobName: 'remote' });
+    await eventually(
+      () => ran.length,
+      (n) => n === 5,
+      10_000,
+      'a firing while the other service is away',
+    );
+    const events = scheduler.get(ElasticJobTransportEvents);
+    await eventually(
+      () => events.stats.buffered,
+      (n) => n === 2,
+      10_000,
+      'two events waiting',
+    );
+    other = await startOtherService(otherPort);
+    await eventually(
+      () => received.length,
+      (n) => n === 5,
+      40_000,
+      'the waiting events delivered',
+    );
+    expect(events.stats).toMatchObject({ sent: 5, dropped: 0, buffered: 0 });
+  });
+});
