@@ -8,3 +8,4 @@ export {
   type ElasticJobRpcError,
 } from './elastic-job-messages.controller.js';
 export { ElasticJobTransportEvents, transportEvents, type TransportEventsOptions } from './transport-events.js';
+export { transportJob, type TransportItem, type TransportJobOptions } from './transport-job.js';

@@ -3,6 +3,8 @@ import {
   ClientProxyFactory,
   ClientsModule,
   EventPattern,
+  MessagePattern,
+  RpcException,
   Payload,
   Transport,
   type ClientProxy,
@@ -12,12 +14,20 @@ import { Test } from '@nestjs/testing';
 import { firstValueFrom } from 'rxjs';
 import { afterEach, describe, expect, it } from 'vitest';
 import { findFreePort } from '../../lib/devtools/local-zookeeper.js';
-import { ElasticJobModule, ShardedJob, type ShardingContext } from '../../lib/index.js';
+import {
+  ElasticJobModule,
+  ElasticJobRegistry,
+  ShardedJob,
+  type ItemCompletedEvent,
+  type ShardingContext,
+} from '../../lib/index.js';
 import {
   ElasticJobTransportEvents,
   elasticJobMessagesController,
   transportEvents,
+  transportJob,
   type ElasticJobRpcError,
+  type TransportItem,
 } from '../../lib/microservices/index.js';
 import { appOptions } from '../support/app.js';
 import { hold, releaseAll } from '../support/resources.js';
@@ -181,5 +191,84 @@ describe('microservices', () => {
       'the waiting events delivered',
     );
     expect(events.stats).toMatchObject({ sent: 5, dropped: 0, buffered: 0 });
+  });
+});
+
+// ------------------------------------------------------------------ transport jobs
+
+const worked: number[] = [];
+
+@Controller()
+class ReportWorker {
+  @MessagePattern('report.build')
+  async build(@Payload() item: TransportItem): Promise<string> {
+    worked.push(item.shardingItem);
+    if (item.shardingItem === 2) throw new RpcException({ message: `no data for ${item.shardingParameter}` });
+    if (item.shardingItem === 3) await new Promise((resolve) => setTimeout(resolve, 3000));
+    return `report ${item.shardingParameter} of ${item.jobName}`;
+  }
+}
+
+@Module({ controllers: [ReportWorker] })
+class WorkerModule {}
+
+describe('transport jobs', () => {
+  it('sends each item to a worker service; its reply or error is the result, a slow reply times out', async () => {
+    worked.length = 0;
+    const workerPort = await findFreePort();
+    const worker = await NestFactory.createMicroservice(WorkerModule, {
+      transport: Transport.TCP,
+      options: { host: '127.0.0.1', port: workerPort },
+      logger: ['error'],
+    });
+    await worker.listen();
+    hold(() => worker.close());
+    @Module({
+      imports: [
+        ElasticJobModule.forRoot(appOptions(uniqueNamespace('transport-job'))),
+        ClientsModule.register([
+          { name: 'WORKERS', transport: Transport.TCP, options: { host: '127.0.0.1', port: workerPort } },
+        ]),
+      ],
+      providers: [
+        transportJob({
+          jobName: 'remote-report',
+          cron: '0 0 0 1 1 *',
+          shardingTotalCount: 4,
+          shardingItemParameters: '0=eu,1=us,2=ap,3=sa',
+          client: 'WORKERS',
+          pattern: 'report.build',
+          timeoutMilliseconds: 1000,
+        }),
+      ],
+    })
+    class SchedulerModule {}
+    const app = await Test.createTestingModule({ imports: [SchedulerModule] }).compile();
+    await app.init();
+    hold(() => app.close());
+    const registry = app.get(ElasticJobRegistry);
+    const completions: ItemCompletedEvent[] = [];
+    const subscription = registry.events$.subscribe((event) => {
+      if (event.type === 'item.completed') completions.push(event);
+    });
+    hold(() => subscription.unsubscribe());
+
+    await registry.trigger('remote-report');
+    await eventually(
+      () => completions.length,
+      (n) => n === 4,
+      15_000,
+      'four items answered or failed',
+    );
+    expect(worked.sort()).toEqual([0, 1, 2, 3]);
+    const byItem = new Map(completions.map((event) => [event.shardingItem, event]));
+    expect(byItem.get(0)?.success).toBe(true);
+    expect(byItem.get(1)?.success).toBe(true);
+    expect(byItem.get(2)).toMatchObject({ success: false });
+    expect(byItem.get(2)?.failureCause).toContain(
+      "the worker answered 'report.build' for item 2 with an error: no data for ap",
+    );
+    expect(byItem.get(3)?.failureCause).toContain("no reply to 'report.build' for item 3 in 1000 ms");
+    expect(registry.getJobStatus('remote-report').lastCompletions[2]).toMatchObject({ success: false });
   });
 });

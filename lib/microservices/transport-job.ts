@@ -1,0 +1,90 @@
+import { Inject, Injectable, type InjectionToken, type Type } from '@nestjs/common';
+import type { ClientProxy } from '@nestjs/microservices';
+import { timeout, type Subscription } from 'rxjs';
+import { ShardedJob } from '../decorators/sharded-job.decorator.js';
+import { InvalidOperationError } from '../errors/elastic-job.errors.js';
+import type { ShardedJobOptions } from '../interfaces/sharded-job-options.interface.js';
+import type { ShardingContext } from '../interfaces/sharding-context.interface.js';
+
+/** The item's failure as an Error: a timeout said as such; what a worker's RpcException carried, as its message. */
+function asError(error: unknown, pattern: string, item: number, timeoutMs: number): Error {
+  if (error instanceof Error)
+    return error.name === 'TimeoutError'
+      ? new Error(`no reply to '${pattern}' for item ${item} in ${timeoutMs} ms`)
+      : error;
+  const detail =
+    typeof error === 'object' && error !== null && typeof (error as { message?: unknown }).message === 'string'
+      ? (error as { message: string }).message
+      : typeof error === 'string'
+        ? error
+        : JSON.stringify(error);
+  return new Error(`the worker answered '${pattern}' for item ${item} with an error: ${detail}`);
+}
+
+/** What a worker receives for one item: the ShardingContext without its signal. */
+export type TransportItem = Omit<ShardingContext, 'signal'>;
+
+export interface TransportJobOptions extends ShardedJobOptions {
+  /** The `ClientProxy` the items are sent through: the name given to `ClientsModule.register()`. */
+  client: InjectionToken;
+  /** The pattern workers answer with `@MessagePattern()`. */
+  pattern: string;
+  /** How long an item may wait for its reply; then it fails (and is retried as any failed item). Default 60 000. */
+  timeoutMilliseconds?: number;
+}
+
+/**
+ * A job whose items are done by microservice workers (README "Transport jobs"): each item of a firing is sent with
+ * `client.send(pattern, item)` and its reply (or error) is the item's result. The firing, sharding, misfire and
+ * failover rules are those of any job; the instance that owns an item waits for its reply, and its signal (session
+ * lost, shutdown timeout) cancels the request. Returns a provider class for the `providers` of the module that
+ * imports ElasticJobModule and registers the client.
+ * @publicApi
+ */
+export function transportJob(options: TransportJobOptions): Type<unknown> {
+  const { client, pattern, timeoutMilliseconds = 60_000, ...jobOptions } = options;
+  const jobName = String(options.jobName);
+  const fail = (field: string, detail: string): never => {
+    throw new InvalidOperationError(`transportJob '${jobName}'`, field, detail);
+  };
+  if (client === undefined || client === null) fail('client', 'is required: the ClientProxy token');
+  if (typeof pattern !== 'string' || pattern === '') fail('pattern', "is required: the workers' message pattern");
+  if (!Number.isInteger(timeoutMilliseconds) || timeoutMilliseconds <= 0)
+    fail('timeoutMilliseconds', `must be an integer > 0, got ${JSON.stringify(timeoutMilliseconds)}`);
+
+  @Injectable()
+  class TransportJobProvider {
+    constructor(@Inject(client) readonly proxy: ClientProxy) {}
+
+    @ShardedJob({ jobClass: `TransportJob:${pattern}`, ...jobOptions })
+    run(context: ShardingContext): Promise<unknown> {
+      const { signal, ...item } = context;
+      return new Promise((resolve, reject) => {
+        if (signal.aborted) return reject(signal.reason);
+        let reply: unknown;
+        let subscription: Subscription | undefined = undefined;
+        const onAbort = (): void => {
+          subscription?.unsubscribe(); // cancels the request (the reply, if any, is ignored)
+          reject(signal.reason);
+        };
+        signal.addEventListener('abort', onAbort, { once: true });
+        subscription = this.proxy
+          .send<unknown, TransportItem>(pattern, item)
+          .pipe(timeout(timeoutMilliseconds))
+          .subscribe({
+            next: (value) => (reply = value),
+            error: (error: unknown) => {
+              signal.removeEventListener('abort', onAbort);
+              reject(asError(error, pattern, item.shardingItem, timeoutMilliseconds));
+            },
+            complete: () => {
+              signal.removeEventListener('abort', onAbort);
+              resolve(reply);
+            },
+          });
+      });
+    }
+  }
+  Object.defineProperty(TransportJobProvider, 'name', { value: `TransportJob(${jobName})` });
+  return TransportJobProvider;
+}
