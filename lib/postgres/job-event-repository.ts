@@ -5,8 +5,17 @@ import { javaItemList } from '../events/job-event-publisher.js';
 /** The events stored: ElasticJob's JobExecutionEvent (start and completion) and JobStatusTraceEvent. */
 export type TracedEvent = ItemStartedEvent | ItemCompletedEvent | JobStatusEvent;
 
-/** ElasticJob truncates failure causes and messages to its columns' 4000 characters. */
-const MAX_TEXT = 4000;
+/**
+ * Every text cut to its column's size (ElasticJob cuts failure causes and messages to 4000; the others are cut here
+ * too, so that no event can fail its batch: a job of hundreds of items has a task id longer than 255).
+ */
+const SIZES = { jobName: 100, taskId: 255, hostname: 255, ip: 50, source: 20, text: 4000, items: 100, state: 20 };
+
+/** PostgreSQL errors no retry can mend (SQLSTATE classes 22, data exceptions, and 23, constraint violations). */
+export function isDataError(error: unknown): boolean {
+  const code = (error as { code?: unknown }).code;
+  return typeof code === 'string' && (code.startsWith('22') || code.startsWith('23'));
+}
 
 /**
  * ElasticJob's two tracing tables in its PostgreSQL flavour (ElasticJob's
@@ -42,8 +51,12 @@ const INSERT_STATUS =
   'sharding_item, state, message, creation_time) VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10) ' +
   'ON CONFLICT (id) DO NOTHING';
 
+function cut(text: string, size: number): string {
+  return text.length > size ? text.slice(0, size) : text;
+}
+
 function truncate(text: string | undefined): string | null {
-  return text === undefined ? null : text.slice(0, MAX_TEXT);
+  return text === undefined ? null : cut(text, SIZES.text);
 }
 
 /**
@@ -57,10 +70,10 @@ export async function writeEvents(client: PoolClient, events: readonly TracedEve
       if (event.type === 'item.started') {
         await client.query(INSERT_START, [
           event.id,
-          event.jobName,
-          event.taskId,
-          event.hostname,
-          event.ip,
+          cut(event.jobName, SIZES.jobName),
+          cut(event.taskId, SIZES.taskId),
+          cut(event.hostname, SIZES.hostname),
+          cut(event.ip, SIZES.ip),
           event.shardingItem,
           event.source,
           false,
@@ -69,10 +82,10 @@ export async function writeEvents(client: PoolClient, events: readonly TracedEve
       } else if (event.type === 'item.completed') {
         await client.query(UPSERT_COMPLETION, [
           event.id,
-          event.jobName,
-          event.taskId,
-          event.hostname,
-          event.ip,
+          cut(event.jobName, SIZES.jobName),
+          cut(event.taskId, SIZES.taskId),
+          cut(event.hostname, SIZES.hostname),
+          cut(event.ip, SIZES.ip),
           event.shardingItem,
           event.source,
           truncate(event.failureCause),
@@ -83,12 +96,12 @@ export async function writeEvents(client: PoolClient, events: readonly TracedEve
       } else {
         await client.query(INSERT_STATUS, [
           event.id,
-          event.jobName,
-          event.originalTaskId,
-          event.taskId,
-          event.slaveId,
+          cut(event.jobName, SIZES.jobName),
+          cut(event.originalTaskId, SIZES.taskId),
+          cut(event.taskId, SIZES.taskId),
+          cut(event.slaveId, SIZES.ip),
           event.executionType,
-          javaItemList(event.shardingItems),
+          cut(javaItemList(event.shardingItems), SIZES.items),
           event.state,
           truncate(event.message),
           event.creationTime,

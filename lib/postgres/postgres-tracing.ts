@@ -3,7 +3,7 @@ import { Pool, type PoolClient } from 'pg';
 import type { Subscription } from 'rxjs';
 import type { ElasticJobRegistry } from '../elastic-job.registry.js';
 import { describeError } from '../errors/elastic-job.errors.js';
-import { CREATE_TABLES, writeEvents, type TracedEvent } from './job-event-repository.js';
+import { CREATE_TABLES, isDataError, writeEvents, type TracedEvent } from './job-event-repository.js';
 
 export interface PostgresTracingOptions {
   /** Where to write: a connection string (a small pool of its own is made and closed here)... */
@@ -22,6 +22,8 @@ export interface PostgresTracingOptions {
 
 const TRACED: ReadonlySet<string> = new Set(['item.started', 'item.completed', 'status']);
 const MAX_RETRY_DELAY_MS = 30_000;
+/** A query (and a whole pass, on a pool of the app's) that takes longer counts as failed. */
+const QUERY_TIMEOUT_MS = 10_000;
 
 /**
  * Execution tracing into PostgreSQL, as ElasticJob's RDB tracing writes it (README "Tracing into PostgreSQL").
@@ -45,6 +47,7 @@ export class ElasticJobPostgresTracing implements OnModuleInit, OnApplicationShu
   private dropped = 0;
   private droppedSinceReported = 0;
   private written = 0;
+  private droppedSaidAt = -Infinity;
 
   constructor(
     private readonly jobs: ElasticJobRegistry,
@@ -54,7 +57,14 @@ export class ElasticJobPostgresTracing implements OnModuleInit, OnApplicationShu
       this.pool = options.pool;
       this.ownPool = false;
     } else {
-      this.pool = new Pool({ connectionString: options.connectionString, max: 2, connectionTimeoutMillis: 5_000 });
+      // Every wait bounded: a lock held by a migration, a connection dropped silently.
+      this.pool = new Pool({
+        connectionString: options.connectionString,
+        max: 2,
+        connectionTimeoutMillis: 5_000,
+        query_timeout: QUERY_TIMEOUT_MS,
+        statement_timeout: QUERY_TIMEOUT_MS,
+      });
       this.ownPool = true;
     }
     // A pool's idle client losing its connection (the database restarting) emits 'error': not the app's problem.
@@ -75,8 +85,7 @@ export class ElasticJobPostgresTracing implements OnModuleInit, OnApplicationShu
       if (this.buffer.length > max) {
         const excess = this.buffer.length - max;
         this.buffer.splice(0, excess);
-        this.dropped += excess;
-        this.droppedSinceReported += excess;
+        this.countDropped(excess, 'the buffer is full (maxBufferedEvents)');
       }
     });
     this.timer = setInterval(() => void this.flush(), this.options.flushIntervalMilliseconds ?? 1_000);
@@ -89,19 +98,56 @@ export class ElasticJobPostgresTracing implements OnModuleInit, OnApplicationShu
     return this.flushing;
   }
 
+  /** Dropped events are said when they are dropped (at most once a minute), and again when the database is back. */
+  private countDropped(count: number, why: string): void {
+    this.dropped += count;
+    this.droppedSinceReported += count;
+    const now = Date.now();
+    if (now - this.droppedSaidAt >= 60_000) {
+      this.droppedSaidAt = now;
+      this.logger.warn(`execution trace events dropped: ${why} (${this.dropped} since start)`);
+    }
+  }
+
   private async writeBuffered(): Promise<void> {
     if (this.buffer.length === 0 || Date.now() < this.retryAt) return;
     const batchSize = this.options.batchSize ?? 500;
     let client: PoolClient | undefined;
+    // A pass is bounded too (a pool of the app's may have no query timeout): its client is then discarded.
+    let passTimer: NodeJS.Timeout | undefined;
+    const timedOut = new Promise<never>((_, reject) => {
+      passTimer = setTimeout(() => reject(new Error(`a write took over ${QUERY_TIMEOUT_MS} ms`)), QUERY_TIMEOUT_MS);
+    });
+    timedOut.catch(() => undefined);
+    /** `work` within the pass's bound; a rejection it has after the bound passed is not left unhandled. */
+    const bounded = <T>(work: Promise<T>): Promise<T> => {
+      work.catch(() => undefined);
+      return Promise.race([work, timedOut]);
+    };
+    let failure: Error | undefined;
     try {
-      client = await this.pool.connect();
+      client = await bounded(this.pool.connect());
+      const connected = client;
       if (!this.tablesReady) {
-        for (const statement of CREATE_TABLES) await client.query(statement);
+        for (const statement of CREATE_TABLES) await bounded(connected.query(statement));
         this.tablesReady = true;
       }
       while (this.buffer.length > 0) {
         const batch = this.buffer.slice(0, batchSize);
-        await writeEvents(client, batch);
+        try {
+          await bounded(writeEvents(connected, batch));
+        } catch (error) {
+          if (!isDataError(error)) throw error;
+          // An event the database refuses whatever happens must not hold the others: one by one, it is dropped.
+          for (const event of batch) {
+            await bounded(
+              writeEvents(connected, [event]).catch((single: unknown) => {
+                if (!isDataError(single)) throw single;
+                this.countDropped(1, `the database refused one (${describeError(single)})`);
+              }),
+            );
+          }
+        }
         // Events dropped meanwhile shortened the front of the buffer: remove what was written, wherever it is now.
         const written = new Set(batch);
         this.buffer = this.buffer.filter((event) => !written.has(event));
@@ -118,6 +164,7 @@ export class ElasticJobPostgresTracing implements OnModuleInit, OnApplicationShu
       this.failures = 0;
       this.droppedSinceReported = 0;
     } catch (error) {
+      failure = error instanceof Error ? error : new Error(String(error));
       // A table dropped under us is made again at the next pass.
       if ((error as { code?: string }).code === '42P01') this.tablesReady = false;
       this.failures++;
@@ -129,7 +176,9 @@ export class ElasticJobPostgresTracing implements OnModuleInit, OnApplicationShu
       if (this.failures === 1) this.logger.warn(say);
       else this.logger.debug(say);
     } finally {
-      client?.release();
+      clearTimeout(passTimer);
+      // A client whose pass failed may be mid-query: destroyed rather than returned to the pool.
+      client?.release(failure);
     }
   }
 
@@ -143,6 +192,13 @@ export class ElasticJobPostgresTracing implements OnModuleInit, OnApplicationShu
     clearTimeout(timer);
     if (this.buffer.length > 0)
       this.logger.warn(`${this.buffer.length} execution trace event(s) not written at shutdown (database away)`);
-    if (this.ownPool) await this.pool.end().catch(() => undefined);
+    if (this.ownPool) {
+      let endTimer: NodeJS.Timeout | undefined;
+      await Promise.race([
+        this.pool.end().catch(() => undefined),
+        new Promise<void>((resolve) => (endTimer = setTimeout(resolve, timeoutMs))),
+      ]);
+      clearTimeout(endTimer);
+    }
   }
 }

@@ -46,6 +46,12 @@ class TracedJob {
   }
 }
 
+@Injectable()
+class WideJob {
+  @ShardedJob({ jobName: 'wide', cron: '0 0 0 1 1 *', shardingTotalCount: 120 })
+  run(): void {}
+}
+
 let steadyRuns = 0;
 
 @Injectable()
@@ -188,6 +194,33 @@ describe('tracing into PostgreSQL', () => {
     expect(duringOutage.length).toBeGreaterThanOrEqual(4);
     expect(duringOutage.every((row) => row.complete_time !== null && row.is_success)).toBe(true);
     expect(tracing.stats.dropped).toBeGreaterThan(0);
+  });
+
+  it('cuts every text to its column: a firing of 120 items (task id and item list longer than their columns) is written', async () => {
+    const app = await bootApp(appOptions(uniqueNamespace('tracing-wide')), [
+      WideJob,
+      postgresTracing({ connectionString: database.connectionString, flushIntervalMilliseconds: 100 }),
+    ]);
+    hold(() => app.close());
+    const tracing = app.get(ElasticJobPostgresTracing);
+    await app.get(ElasticJobRegistry).trigger('wide');
+    const rows = await eventually(
+      () => executions('wide'),
+      (found) => found.length === 120 && found.every((row) => row.complete_time !== null),
+      15_000,
+      '120 completed rows',
+    );
+    expect(rows[0]!.task_id).toHaveLength(255);
+    const statuses = (
+      await client.query<{ sharding_item: string }>(
+        "SELECT sharding_item FROM job_status_trace_log WHERE job_name = 'wide'",
+      )
+    ).rows;
+    expect(statuses.length).toBe(3);
+    expect(statuses.every((row) => row.sharding_item.length === 100 && row.sharding_item.startsWith('[0, 1, 2'))).toBe(
+      true,
+    );
+    expect(tracing.stats.dropped).toBe(0);
   });
 
   it('refuses bad options with a typed error naming the field', () => {
