@@ -87,7 +87,8 @@ export class ElasticJobExplorer implements OnModuleInit {
     const found: DiscoveredSubscriber[] = [];
     for (const wrapper of [...this.discovery.getProviders(), ...this.discovery.getControllers()]) {
       const instance: unknown = wrapper.instance;
-      if (!instance || typeof instance !== 'object') continue;
+      // A `useExisting` alias is the same instance again: its methods would subscribe twice.
+      if (!instance || typeof instance !== 'object' || wrapper.isAlias) continue;
       const prototype = Object.getPrototypeOf(instance) as object | null;
       if (!prototype) continue;
       for (const methodName of this.scanner.getAllMethodNames(prototype)) {
@@ -120,7 +121,7 @@ export class ElasticJobExplorer implements OnModuleInit {
     const found: DiscoveredListener[] = [];
     for (const wrapper of this.discovery.getProviders()) {
       const instance: unknown = wrapper.instance;
-      if (!instance || typeof instance !== 'object' || !wrapper.metatype) continue;
+      if (!instance || typeof instance !== 'object' || !wrapper.metatype || wrapper.isAlias) continue;
       const options = this.reflector.get<ElasticJobListenerOptions | undefined>(
         JOB_LISTENER_METADATA,
         instance.constructor,

@@ -49,9 +49,14 @@ export class ElasticJobRegistry {
   /**
    * Runs every item of every job on this instance through `interceptor` (README "Item interceptors"); the first
    * registered is the outermost. Register in `onModuleInit`, before jobs start; `runJob()` does not use them.
+   * Returns the call that removes it.
    */
-  useItemInterceptor(interceptor: ItemInterceptor): void {
+  useItemInterceptor(interceptor: ItemInterceptor): () => void {
     this.orchestrator.itemInterceptors.push(interceptor);
+    return () => {
+      const index = this.orchestrator.itemInterceptors.indexOf(interceptor);
+      if (index >= 0) this.orchestrator.itemInterceptors.splice(index, 1);
+    };
   }
 
   /** False when the module was configured with `enabled: false` (nothing is scheduled, no ZooKeeper session). */

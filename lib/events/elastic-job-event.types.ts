@@ -103,10 +103,11 @@ export interface FiringSkippedEvent extends JobEventBase {
   /**
    * A firing ran no item here, and why: not connected to ZooKeeper; `rejoining` a new session; its items still
    * running from an earlier firing (`items-still-running`, flagged as misfired) or the previous firing still running
-   * here (`previous-firing-running`); or `no-items` of the job are this instance's.
+   * here (`previous-firing-running`); `no-items` of the job are this instance's; or `halted`: an operator shut the
+   * job down here before its items started.
    */
   type: 'firing.skipped';
-  reason: 'not-connected' | 'rejoining' | 'items-still-running' | 'previous-firing-running' | 'no-items';
+  reason: 'not-connected' | 'rejoining' | 'items-still-running' | 'previous-firing-running' | 'no-items' | 'halted';
   items: number[];
 }
 

@@ -267,7 +267,14 @@ export class JobScheduler {
     timeoutMs: number,
     callback: () => Promise<void>,
   ): Promise<void> {
-    return this.guarantee.once(kind, items, this.configService.load().shardingTotalCount, timeoutMs, callback);
+    return this.guarantee.once(
+      kind,
+      items,
+      this.configService.load().shardingTotalCount,
+      timeoutMs,
+      callback,
+      this.stopping.signal,
+    );
   }
 
   get isRegistered(): boolean {
@@ -567,6 +574,7 @@ export class JobScheduler {
     this.trigger.stop();
     this.reconcile.stop();
     this.reactions.stop();
+    this.coordinationEvents.stop();
     for (const unsubscribe of this.unsubscribes.splice(0)) unsubscribe();
     const steps: Array<[string, () => Promise<unknown>]> = [
       ['remove the leader node', () => this.leader.removeLeader()],

@@ -61,7 +61,9 @@ export function listenerHooks(
     group: readonly DiscoveredListener[],
     contexts: ShardingContexts,
   ): Promise<void> => {
-    if (group.length === 0 || contexts.shardingItems.length === 0) return;
+    // Only firings the whole cluster takes part in: a catch-up after one instance reconnected, or a failover run,
+    // is this instance's alone, and its round could only time out (and its clean-up break a real round).
+    if (group.length === 0 || contexts.shardingItems.length === 0 || contexts.source !== 'NORMAL_TRIGGER') return;
     const method = kind === 'started' ? 'beforeJobExecutedAtLastStarted' : 'afterJobExecutedAtLastCompleted';
     try {
       await job.distributeOnce(

@@ -1,4 +1,4 @@
-import { Injectable, type OnModuleDestroy, type OnModuleInit } from '@nestjs/common';
+import { Injectable, type OnApplicationShutdown, type OnModuleInit } from '@nestjs/common';
 import {
   metrics,
   SpanKind,
@@ -24,9 +24,10 @@ export const TELEMETRY_SCOPE = 'nestjs-elastic-job';
  * active while the handler runs, so that its own spans are children.
  */
 @Injectable()
-export class ElasticJobTelemetry implements OnModuleInit, OnModuleDestroy {
+export class ElasticJobTelemetry implements OnModuleInit, OnApplicationShutdown {
   private subscription: Subscription | undefined;
   private removeObservers: (() => void) | undefined;
+  private removeInterceptor: (() => void) | undefined;
 
   constructor(private readonly jobs: ElasticJobRegistry) {}
 
@@ -117,7 +118,7 @@ export class ElasticJobTelemetry implements OnModuleInit, OnModuleDestroy {
     meter.addBatchObservableCallback(observe, observables);
     this.removeObservers = () => meter.removeBatchObservableCallback(observe, observables);
 
-    this.jobs.useItemInterceptor((context: ShardingContext, next) =>
+    this.removeInterceptor = this.jobs.useItemInterceptor((context: ShardingContext, next) =>
       tracer.startActiveSpan(
         `elastic-job ${context.jobName}`,
         {
@@ -147,8 +148,10 @@ export class ElasticJobTelemetry implements OnModuleInit, OnModuleDestroy {
     );
   }
 
-  onModuleDestroy(): void {
+  /** After the jobs' own shutdown (onModuleDestroy), so that items ending during it are still counted. */
+  onApplicationShutdown(): void {
     this.subscription?.unsubscribe();
     this.removeObservers?.();
+    this.removeInterceptor?.();
   }
 }

@@ -284,8 +284,10 @@ export class JobExecutor {
       const taken = this.failover.getLocalFailoverItems(config.shardingTotalCount);
       if (taken.length > 0) {
         this.ctx.logger.log(`running taken-over items [${describeItems(taken)}]`);
-        await this.withHooks(taken, config, 'FAILOVER', () => this.execute(taken, config, 'FAILOVER', true));
-        await this.claimFailover(config);
+        await this.withHooks(taken, config, 'FAILOVER', async () => {
+          await this.execute(taken, config, 'FAILOVER', true);
+          await this.claimFailover(config);
+        });
         return;
       }
     }
@@ -307,12 +309,13 @@ export class JobExecutor {
     }
     if (items.length === 0)
       this.events.emit('firing-skipped', { ...this.eventBase(source), reason: 'no-items', items: [] });
+    // ElasticJob's order: items, misfired items, a failover claim, then the after listeners.
     await this.withHooks(items, config, source, async () => {
       await this.execute(items, config, source, false, scheduledAt);
       config = await this.runMisfired(config);
+      if (!config.misfire) this.setMissed(false);
+      await this.claimFailover(config);
     });
-    if (!config.misfire) this.setMissed(false);
-    await this.claimFailover(config);
   }
 
   /** ElasticJob: while misfire && !needSharding && misfired items → clear and run again. Returns the last config. */
@@ -353,8 +356,10 @@ export class JobExecutor {
     await this.runHooks('beforeFiring', contexts);
     let success = false;
     try {
-      await run();
-      success = true;
+      // The before hooks may have waited (a distribute-once round): stopped meanwhile, nothing starts.
+      if (this.stopped) this.ctx.logger.log('stopped while the job listeners ran: the firing starts no item');
+      else await run();
+      success = !this.stopped;
     } finally {
       await this.runHooks('afterFiring', contexts, { success });
     }
@@ -417,7 +422,10 @@ export class JobExecutor {
   ): Promise<void> {
     if (wanted.length === 0) return;
     const items = await this.execution.registerJobBegin(wanted, config);
-    if (items.length === 0) return;
+    if (items.length === 0) {
+      this.events.emit('firing-skipped', { ...this.eventBase(source), reason: 'items-still-running', items: wanted });
+      return;
+    }
     // Prepared ahead of the cron instant: start the items on it, not before.
     // (Timers may wake a millisecond early: loop until the instant has come.)
     while (startAt !== undefined && startAt > Date.now())
@@ -433,6 +441,11 @@ export class JobExecutor {
     const refusal = this.mayStartItems();
     if (refusal !== undefined) {
       if (this.state.phase !== 'STOPPED') this.setMissed(true);
+      this.events.emit('firing-skipped', {
+        ...this.eventBase(source),
+        reason: this.rejoining ? 'rejoining' : 'halted',
+        items,
+      });
       this.ctx.logger.warn(`items [${describeItems(items)}] not started: ${refusal}`);
       await this.execution
         .registerJobCompleted(items, config)

@@ -1,5 +1,6 @@
 import { CoordinationTimeoutError, describeError } from '../../errors/elastic-job.errors.js';
 import { describeItems } from '../../util/item-list.js';
+import { mapBounded } from '../../registry/request-limits.js';
 import type { JobContext } from '../job-context.js';
 import { everyItem, serverIpOfInstance } from '../paths.js';
 import type { ServerService } from '../server/server.service.js';
@@ -12,8 +13,9 @@ import type { ServerService } from '../server/server.service.js';
  *
  * Unlike ElasticJob, an item nobody will run does not hold everyone up until the timeout (its deadlocks with
  * disabled servers, #1692, and dead instances, #2142): items that are disabled, or owned by no live instance on an
- * enabled server, are not waited for, re-judged on every change in the tree. And every wait is bounded: a timeout
- * deletes the nodes (as ElasticJob does) and rejects with CoordinationTimeoutError.
+ * enabled server (and not marked running or waiting for failover), are not waited for, re-judged on every change in
+ * the tree. Every wait is bounded: a timeout deletes the nodes (as ElasticJob does) and rejects with
+ * CoordinationTimeoutError; the job stopping here (`signal`) ends the wait at once.
  */
 export class GuaranteeService {
   constructor(
@@ -27,12 +29,13 @@ export class GuaranteeService {
     total: number,
     timeoutMs: number,
     callback: () => Promise<void>,
+    signal?: AbortSignal,
   ): Promise<void> {
-    if (items.length === 0) return;
+    if (items.length === 0 || signal?.aborted) return;
     const { storage, paths } = this.ctx;
     const root = kind === 'started' ? paths.guaranteeStarted : paths.guaranteeCompleted;
     const latch = kind === 'started' ? paths.guaranteeStartedLatch : paths.guaranteeCompletedLatch;
-    await Promise.all(items.map((item) => storage.createIfNeeded(paths.guaranteeItem(kind, item))));
+    await mapBounded(items, (item) => storage.createIfNeeded(paths.guaranteeItem(kind, item)));
     await storage.cached.settled();
     const deadline = Date.now() + timeoutMs;
     // Our nodes are in the cache now: a missing root means the one that ran the callback has deleted it.
@@ -55,7 +58,9 @@ export class GuaranteeService {
         if (ran) return;
       }
       const remaining = deadline - Date.now();
-      if (remaining <= 0 || !(await storage.cached.waitFor(() => done() || allThere(), remaining))) {
+      const settled = remaining > 0 && (await storage.cached.waitFor(() => done() || allThere(), remaining, signal));
+      if (signal?.aborted) return; // the job is stopping here: its round is not waited for any more
+      if (!settled) {
         await storage.removeRecursive(root).catch((error: unknown) => {
           this.ctx.logger.warn(`could not clear ${storage.fullPath(root)}: ${describeError(error)}`);
         });
@@ -74,11 +79,20 @@ export class GuaranteeService {
     return this.expectedItems(total).every((item) => there.has(String(item)));
   }
 
-  /** The items some instance will run: not disabled, owned by an online instance whose server is enabled. */
+  /**
+   * The items some instance will run: not disabled, and owned by an online instance whose server is enabled, or
+   * still marked running or waiting for failover (a crashed owner's item that a peer will run again: not done).
+   */
   private expectedItems(total: number): number[] {
     const { storage, paths } = this.ctx;
     return everyItem(total).filter((item) => {
       if (storage.cached.has(paths.disabled(item))) return false;
+      if (
+        storage.cached.has(paths.running(item)) ||
+        storage.cached.has(paths.failoverItem(item)) ||
+        storage.cached.has(paths.failover(item))
+      )
+        return true;
       const owner = storage.cached.get(paths.shardingInstance(item));
       if (owner === undefined || !storage.cached.has(paths.instance(owner))) return false;
       return this.servers.isEnableServer(serverIpOfInstance(owner));

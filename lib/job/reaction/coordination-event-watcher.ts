@@ -32,6 +32,9 @@ export class CoordinationEventWatcher {
       )
         this.scheduleCheck();
     });
+    // The items held at start are the baseline, not news (an instance id kept across a restart, pid 1 in a
+    // container, finds its old items): only changes after it are told. Leadership taken at registration is news.
+    this.items = this.currentItems();
     this.scheduleCheck();
   }
 
@@ -40,6 +43,10 @@ export class CoordinationEventWatcher {
     this.unsubscribe = undefined;
     if (this.leader) this.ctx.events.publish('leadership.lost', {});
     this.leader = false;
+  }
+
+  private currentItems(): number[] {
+    return this.sharding.getShardingItems(this.ctx.instanceId, this.config.load().shardingTotalCount);
   }
 
   private scheduleCheck(): void {
@@ -64,7 +71,7 @@ export class CoordinationEventWatcher {
     // `leader/sharding/processing` in the same transaction as it writes the new owners, after them).
     const { storage, paths } = this.ctx;
     if (storage.cached.has(paths.shardingProcessing)) return;
-    const items = this.sharding.getShardingItems(this.ctx.instanceId, this.config.load().shardingTotalCount);
+    const items = this.currentItems();
     if (items.length !== this.items.length || items.some((item, index) => item !== this.items[index])) {
       const previousItems = this.items;
       this.items = items;

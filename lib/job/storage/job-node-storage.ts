@@ -340,6 +340,7 @@ export class CachedReads {
         if (condition()) finish(true);
       });
       const timer = setTimeout(() => finish(condition()), timeoutMs);
+      timer.unref(); // a wait never keeps the process alive (the caller's own work does)
       signal?.addEventListener('abort', onAbort, { once: true });
     });
   }
