@@ -6,9 +6,9 @@ import {
   RegistryError,
   withinBound,
 } from './errors/elastic-job.errors.js';
-import { INSTANCE_DELIMITER } from './elastic-job.constants.js';
 import type { ShardingContext } from './interfaces/sharding-context.interface.js';
 import { parseShardingItemParameters } from './job/sharding/sharding-item-parameters.js';
+import { buildTaskId } from './job/paths.js';
 import { awaitConnection } from './registry/registry-center.js';
 
 /** What `runJob()` may set of the ShardingContext; the rest comes from the job's configuration. */
@@ -95,7 +95,7 @@ export class ElasticJobRegistry {
     const parameters = parseShardingItemParameters(config.shardingItemParameters);
     const context: ShardingContext = {
       jobName,
-      taskId: [jobName, String(shardingItem), 'READY', 'runJob'].join(INSTANCE_DELIMITER),
+      taskId: buildTaskId(jobName, [shardingItem], 'runJob'),
       shardingTotalCount: config.shardingTotalCount,
       jobParameter: options.jobParameter ?? config.jobParameter,
       shardingItem,

@@ -1,6 +1,7 @@
 import { randomUUID } from 'node:crypto';
 import { hostname } from 'node:os';
 import type { ExecutionEvents } from '../job/execution/execution-events.js';
+import { buildTaskId } from '../job/paths.js';
 import type { FiringSource } from '../job/execution/firing-state.js';
 import type {
   ElasticJobEvent,
@@ -71,6 +72,19 @@ export class JobEventPublisher {
     const failures = new Map<number, string>();
     const { jobName, ip } = this.job;
     const observed = (): boolean => this.sink?.observed === true;
+    // What an item's start and completion events share (ElasticJob's JobExecutionEvent).
+    const executionFields = (
+      id: string,
+      item: { taskId: string; source: FiringSource; shardingItem: number; startTime: Date },
+    ) => ({
+      id,
+      hostname: HOSTNAME,
+      ip,
+      taskId: item.taskId,
+      source: SOURCES[item.source],
+      shardingItem: item.shardingItem,
+      startTime: item.startTime,
+    });
     const status = (taskId: string, items: number[], state: JobStatusState, message: string) => {
       const fields: Omit<JobStatusEvent, OwnFields> = {
         id: randomUUID(),
@@ -109,7 +123,7 @@ export class JobEventPublisher {
         if (!observed()) return;
         this.publish('firing.skipped', { reason: skipped.reason, items: skipped.items });
         if (skipped.reason !== 'items-still-running' && skipped.reason !== 'no-items') return;
-        const taskId = [jobName, skipped.items.join(','), 'READY', this.job.instanceId].join('@-@');
+        const taskId = buildTaskId(jobName, skipped.items, this.job.instanceId);
         status(taskId, skipped.items, 'TASK_STAGING', `Job '${jobName}' execute begin.`);
         status(
           taskId,
@@ -126,13 +140,7 @@ export class JobEventPublisher {
         const id = randomUUID();
         ids.set(item.shardingItem, id);
         this.publish('item.started', {
-          id,
-          hostname: HOSTNAME,
-          ip,
-          taskId: item.taskId,
-          source: SOURCES[item.source],
-          shardingItem: item.shardingItem,
-          startTime: item.startTime,
+          ...executionFields(id, item),
           ...(item.scheduledTime ? { scheduledTime: item.scheduledTime } : {}),
         });
       }),
@@ -143,13 +151,7 @@ export class JobEventPublisher {
         const failureCause = item.success ? undefined : describeCause(item.failureCause);
         if (failureCause !== undefined) failures.set(item.shardingItem, failureCause);
         this.publish('item.completed', {
-          id,
-          hostname: HOSTNAME,
-          ip,
-          taskId: item.taskId,
-          source: SOURCES[item.source],
-          shardingItem: item.shardingItem,
-          startTime: item.startTime,
+          ...executionFields(id, item),
           completeTime: item.completeTime,
           success: item.success,
           ...(failureCause === undefined ? {} : { failureCause }),

@@ -174,6 +174,11 @@ export function everyItem(total: number): number[] {
   return Array.from({ length: total }, (_, item) => item);
 }
 
+/** ElasticJob's task id: `{jobName}@-@{items}@-@READY@-@{instanceId}` (deterministic, not unique per firing). */
+export function buildTaskId(jobName: string, items: readonly number[] | string, instanceId: string): string {
+  return [jobName, typeof items === 'string' ? items : items.join(','), 'READY', instanceId].join(INSTANCE_DELIMITER);
+}
+
 /** `{ip}@-@{pid}` */
 export function buildInstanceId(ip: string, pid: number): string {
   return `${ip}${INSTANCE_DELIMITER}${pid}`;

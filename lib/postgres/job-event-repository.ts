@@ -59,6 +59,19 @@ function truncate(text: string | undefined): string | null {
   return text === undefined ? null : cut(text, SIZES.text);
 }
 
+/** The columns a start row and a completion row share: id, job_name, task_id, hostname, ip, sharding_item, source. */
+function executionColumns(event: ItemStartedEvent | ItemCompletedEvent): unknown[] {
+  return [
+    event.id,
+    cut(event.jobName, SIZES.jobName),
+    cut(event.taskId, SIZES.taskId),
+    cut(event.hostname, SIZES.hostname),
+    cut(event.ip, SIZES.ip),
+    event.shardingItem,
+    event.source,
+  ];
+}
+
 /**
  * Writes a batch of events in one transaction, in order. Every statement is idempotent (keyed by the event's id),
  * so a batch whose outcome was unknown (the connection dropped at COMMIT) is simply written again.
@@ -68,26 +81,10 @@ export async function writeEvents(client: PoolClient, events: readonly TracedEve
   try {
     for (const event of events) {
       if (event.type === 'item.started') {
-        await client.query(INSERT_START, [
-          event.id,
-          cut(event.jobName, SIZES.jobName),
-          cut(event.taskId, SIZES.taskId),
-          cut(event.hostname, SIZES.hostname),
-          cut(event.ip, SIZES.ip),
-          event.shardingItem,
-          event.source,
-          false,
-          event.startTime,
-        ]);
+        await client.query(INSERT_START, [...executionColumns(event), false, event.startTime]);
       } else if (event.type === 'item.completed') {
         await client.query(UPSERT_COMPLETION, [
-          event.id,
-          cut(event.jobName, SIZES.jobName),
-          cut(event.taskId, SIZES.taskId),
-          cut(event.hostname, SIZES.hostname),
-          cut(event.ip, SIZES.ip),
-          event.shardingItem,
-          event.source,
+          ...executionColumns(event),
           truncate(event.failureCause),
           event.success,
           event.startTime,

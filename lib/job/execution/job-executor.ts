@@ -1,10 +1,10 @@
 import type { ShardingContext } from '../../interfaces/sharding-context.interface.js';
 import type { JobErrorHandler } from '../../interfaces/sharded-job-options.interface.js';
-import { INSTANCE_DELIMITER } from '../../elastic-job.constants.js';
 import type { ConfigService } from '../config/config.service.js';
 import type { JobConfiguration } from '../config/job-configuration.js';
 import type { JobContext } from '../job-context.js';
 import { parseShardingItemParameters } from '../sharding/sharding-item-parameters.js';
+import { buildTaskId } from '../paths.js';
 import type { ShardingService } from '../sharding/sharding.service.js';
 import type { FailoverService } from '../failover/failover.service.js';
 import type { ExecutionService } from './execution.service.js';
@@ -351,7 +351,7 @@ export class JobExecutor {
     run: () => Promise<void>,
   ): Promise<void> {
     if (this.hooks.size === 0) return run();
-    const taskId = [this.ctx.jobName, items.join(','), 'READY', this.ctx.instanceId].join(INSTANCE_DELIMITER);
+    const taskId = buildTaskId(this.ctx.jobName, items, this.ctx.instanceId);
     const contexts = this.shardingContexts(taskId, items, config, source);
     await this.runHooks('beforeFiring', contexts);
     let success = false;
@@ -433,7 +433,7 @@ export class JobExecutor {
     const parameters = parseShardingItemParameters(config.shardingItemParameters);
     const parameterOf = (item: number): string | undefined =>
       typeof parameters === 'string' ? undefined : parameters.get(item);
-    const taskId = [this.ctx.jobName, items.join(','), 'READY', this.ctx.instanceId].join(INSTANCE_DELIMITER);
+    const taskId = buildTaskId(this.ctx.jobName, items, this.ctx.instanceId);
     const handler = this.errorHandler(config);
     const failures: unknown[] = [];
     const started = { ...this.eventBase(source), taskId, items, startTime: new Date() };
