@@ -6,7 +6,7 @@ import { InvalidOperationError } from '../errors/elastic-job.errors.js';
 import type { ShardedJobOptions } from '../interfaces/sharded-job-options.interface.js';
 import type { ShardingContext } from '../interfaces/sharding-context.interface.js';
 
-/** The item's failure as an Error: a timeout said as such; what a worker's RpcException carried, as its message. */
+/** The item's failure as an Error: a timeout said as such; what came back otherwise, as its message. */
 function asError(error: unknown, pattern: string, item: number, timeoutMs: number): Error {
   if (error instanceof Error)
     return error.name === 'TimeoutError'
@@ -18,7 +18,8 @@ function asError(error: unknown, pattern: string, item: number, timeoutMs: numbe
       : typeof error === 'string'
         ? error
         : JSON.stringify(error);
-  return new Error(`the worker answered '${pattern}' for item ${item} with an error: ${detail}`);
+  // A worker's RpcException, or the transport's own trouble (a broker away): the client tells both this way.
+  return new Error(`'${pattern}' for item ${item} failed: ${detail}`);
 }
 
 /** What a worker receives for one item: the ShardingContext without its signal. */

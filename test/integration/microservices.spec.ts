@@ -265,9 +265,7 @@ describe('transport jobs', () => {
     expect(byItem.get(0)?.success).toBe(true);
     expect(byItem.get(1)?.success).toBe(true);
     expect(byItem.get(2)).toMatchObject({ success: false });
-    expect(byItem.get(2)?.failureCause).toContain(
-      "the worker answered 'report.build' for item 2 with an error: no data for ap",
-    );
+    expect(byItem.get(2)?.failureCause).toContain("'report.build' for item 2 failed: no data for ap");
     expect(byItem.get(3)?.failureCause).toContain("no reply to 'report.build' for item 3 in 1000 ms");
     expect(registry.getJobStatus('remote-report').lastCompletions[2]).toMatchObject({ success: false });
   });
