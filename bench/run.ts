@@ -13,6 +13,7 @@ import { ElasticJobOperator } from '../lib/lifecycle/elastic-job-operator.js';
 import { MAX_SHARDING_TOTAL_COUNT } from '../lib/job/config/job-configuration.validator.js';
 import { LineProcess } from '../test/support/line-process.js';
 import { LocalPostgres } from '../test/support/local-postgres.js';
+import { LocalNats } from '../test/support/local-nats.js';
 import { findFreePort } from '../lib/devtools/local-zookeeper.js';
 
 const ROUNDS = Number(process.env.BENCH_ROUNDS ?? 5);
@@ -675,6 +676,66 @@ async function observabilityCost(): Promise<Record<'plain' | 'observed' | 'datab
   return { plain: cost('plain'), observed: cost('observed'), databaseDown: cost('databaseDown') };
 }
 
+// ---------------------------------------------------------------------------------------------- transport jobs
+
+/**
+ * A transport job's item over NATS (Debian's nats-server, local): how long after the item started the worker
+ * process received it (the wait in the transport, one way), and the round trip to its reply. One item every second,
+ * scheduler and worker in separate processes on the same machine (same clock).
+ */
+async function transportWait(): Promise<{
+  waitP50: number;
+  waitP99: number;
+  roundTripP50: number;
+  roundTripP99: number;
+  items: number;
+}> {
+  const seconds = quick ? 5 : 10;
+  const nats = await LocalNats.create();
+  const worker = new LineProcess(process.execPath, ['build/test/fixtures/worker-app.js'], {
+    ...process.env,
+    NATS_URL: nats.url,
+  });
+  const scheduler = new LineProcess(process.execPath, ['build/bench/fixtures/transport-app.js'], {
+    ...process.env,
+    NATS_URL: nats.url,
+    ZK_CONNECT: zk.connectString,
+    ZK_NAMESPACE: ns('transport'),
+  });
+  try {
+    await worker.waitForLine(/^READY$/, 30_000);
+    await scheduler.waitForLine(/"event":"item"/, 60_000);
+    const from = { worker: worker.lines.length, scheduler: scheduler.lines.length };
+    await sleep(seconds * 1000);
+    const served = worker.lines
+      .slice(from.worker)
+      .filter((line) => line.includes('"served"'))
+      .map((line) => (JSON.parse(line.slice(4)) as { at: number }).at);
+    const items = scheduler.lines
+      .slice(from.scheduler)
+      .filter((line) => line.includes('"item"'))
+      .map((line) => JSON.parse(line.slice(4)) as { start: number; complete: number; success: boolean })
+      .filter((item) => item.success);
+    const waits: number[] = [];
+    for (const item of items) {
+      const at = served.find((time) => time >= item.start && time <= item.complete);
+      if (at !== undefined) waits.push(at - item.start);
+    }
+    const roundTrips = items.map((item) => item.complete - item.start);
+    return {
+      waitP50: percentile(waits, 50),
+      waitP99: percentile(waits, 99),
+      roundTripP50: percentile(roundTrips, 50),
+      roundTripP99: percentile(roundTrips, 99),
+      items: items.length,
+    };
+  } finally {
+    scheduler.kill('SIGKILL');
+    worker.kill('SIGKILL');
+    await nats.stop();
+  }
+}
+
 // ---------------------------------------------------------------------------------------------- main
 
 async function main(): Promise<void> {
@@ -713,6 +774,7 @@ async function main(): Promise<void> {
     const reqOff = await step('requests.noMonitorExecution', () => requestsPerFiring(false));
     const reqCluster = await step('requests.cluster3', () => requestsPerFiringInCluster());
     const observed = await step('observability', () => observabilityCost());
+    const transport = await step('transport', () => transportWait());
     const failover = await step('crashFailover', () => crashFailover(4000));
     const operated = await step('operator', () => operatorReactions());
     // 10 jobs: fixed costs (the ZooKeeper connection) dominate any per-job memory figure; start-up only.
@@ -768,6 +830,14 @@ async function main(): Promise<void> {
         `lateness p99 ${f(observed?.databaseDown.latenessP99)}; reads ${f(observed?.databaseDown.reads)}, writes ${f(observed?.databaseDown.writes)}`,
         'connection refused on every flush (backoff)',
         'unchanged',
+      ],
+      [
+        'transport job item: wait in NATS',
+        transport ? `p50 ${transport.waitP50} ms, p99 ${transport.waitP99} ms` : 'skipped',
+        transport
+          ? `round trip to the reply: p50 ${transport.roundTripP50} ms, p99 ${transport.roundTripP99} ms; ${transport.items} items, worker in another process`
+          : '',
+        '',
       ],
       ['crash failover (SIGKILL → re-run)', f(failover), 'session timeout 4000 ms', '≤ session timeout + 500 ms'],
       ['operator trigger → items started', f(operated?.triggerMs), '3 instances, separate processes', ''],
