@@ -1,0 +1,16 @@
+import 'reflect-metadata';
+import { NestFactory } from '@nestjs/core';
+import { Transport, type MicroserviceOptions } from '@nestjs/microservices';
+import { SchedulerModule } from './scheduler.module.js';
+
+/** One scheduler instance: a NATS microservice (it answers the patterns) that runs the sharded job. */
+async function bootstrap(): Promise<void> {
+  const app = await NestFactory.createMicroservice<MicroserviceOptions>(SchedulerModule, {
+    transport: Transport.NATS,
+    options: { servers: [process.env.NATS_URL ?? 'nats://127.0.0.1:4222'] },
+  });
+  app.enableShutdownHooks();
+  await app.listen();
+}
+
+void bootstrap();
