@@ -165,7 +165,8 @@ export class ElasticJobExplorer implements OnModuleInit {
     };
     for (const wrapper of [...this.discovery.getProviders(), ...this.discovery.getControllers()]) {
       const instance: unknown = wrapper.instance;
-      if (!instance || typeof instance !== 'object') continue;
+      // A `useExisting` alias is the same instance again, not a second declaration of its jobs.
+      if (!instance || typeof instance !== 'object' || wrapper.isAlias) continue;
       const prototype = Object.getPrototypeOf(instance) as object | null;
       if (!prototype) continue;
       for (const methodName of this.scanner.getAllMethodNames(prototype)) {

@@ -3,6 +3,7 @@ import { MessagePattern, Payload, RpcException } from '@nestjs/microservices';
 import { ElasticJobError, InvalidOperationError, JobNotFoundError } from '../errors/elastic-job.errors.js';
 import { ElasticJobOperator } from '../lifecycle/elastic-job-operator.js';
 import type { OperationTarget } from '../lifecycle/lifecycle.types.js';
+import { DEFAULT_PREFIX } from './microservice-options.js';
 
 /** What the patterns take: the job, and for some the server IP or the item. */
 export interface ElasticJobMessage {
@@ -77,7 +78,7 @@ function targetOf(operation: string, message: ElasticJobMessage | undefined): Op
  * @publicApi
  */
 export function elasticJobMessagesController(options: ElasticJobMessagesOptions = {}): Type<unknown> {
-  const prefix = options.prefix ?? 'elastic-job';
+  const prefix = options?.prefix ?? DEFAULT_PREFIX;
   if (typeof prefix !== 'string' || prefix.trim() === '' || /\s/.test(prefix))
     throw new InvalidOperationError(
       'elasticJobMessagesController',

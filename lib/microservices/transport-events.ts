@@ -1,5 +1,6 @@
 import {
   Logger,
+  type BeforeApplicationShutdown,
   type FactoryProvider,
   type InjectionToken,
   type OnApplicationShutdown,
@@ -9,6 +10,8 @@ import type { ClientProxy } from '@nestjs/microservices';
 import { firstValueFrom, timeout, type Subscription } from 'rxjs';
 import { ElasticJobRegistry } from '../elastic-job.registry.js';
 import { describeError, InvalidOperationError } from '../errors/elastic-job.errors.js';
+import { backoffMs } from '../util/deferred.js';
+import { DEFAULT_PREFIX, positiveTimer } from './microservice-options.js';
 import {
   ELASTIC_JOB_EVENT_TYPES,
   type ElasticJobEvent,
@@ -34,9 +37,11 @@ const MAX_RETRY_DELAY_MS = 30_000;
  * Publishes the jobs' events through a Nest microservice transport (README "Microservices"): `client.emit()`,
  * fire-and-forget, in order, never from inside a firing (a subscriber only queues). While the transport is away
  * (the broker down, the peer not listening) events wait in a bounded buffer and sending is retried with backoff;
- * what had to be dropped is counted and logged when sending works again. Dates arrive as ISO strings (JSON).
+ * what had to be dropped is counted and logged. Delivery is at least once: an emit that times out is sent again,
+ * and a transport that held the first may deliver both (item and status events carry an `id`). Dates arrive as ISO
+ * strings (JSON). One per module (a second `transportEvents()` provider replaces the first).
  */
-export class ElasticJobTransportEvents implements OnModuleInit, OnApplicationShutdown {
+export class ElasticJobTransportEvents implements OnModuleInit, BeforeApplicationShutdown, OnApplicationShutdown {
   private readonly logger = new Logger('ElasticJob:transport-events');
   private readonly queue: ElasticJobEvent[] = [];
   private subscription: Subscription | undefined;
@@ -47,6 +52,7 @@ export class ElasticJobTransportEvents implements OnModuleInit, OnApplicationShu
   private droppedSinceReported = 0;
   private sent = 0;
   private closed = false;
+  private draining: Promise<void> = Promise.resolve();
 
   constructor(
     private readonly jobs: ElasticJobRegistry,
@@ -70,6 +76,7 @@ export class ElasticJobTransportEvents implements OnModuleInit, OnApplicationShu
         this.queue.shift();
         this.dropped++;
         this.droppedSinceReported++;
+        if (this.droppedSinceReported === 1) this.logger.warn('events dropped: the buffer is full (maxBufferedEvents)');
       }
       this.kick();
     });
@@ -78,11 +85,22 @@ export class ElasticJobTransportEvents implements OnModuleInit, OnApplicationShu
   private kick(): void {
     if (this.sending || this.retryTimer || this.closed) return;
     this.sending = true;
-    void this.drain().finally(() => (this.sending = false));
+    this.draining = this.drain();
   }
 
+  /** Sends the queue in order; `sending` is cleared in the same step that finds the queue empty (no event strands). */
   private async drain(): Promise<void> {
-    const prefix = this.options.prefix ?? 'elastic-job';
+    try {
+      await this.sendQueued();
+    } finally {
+      this.sending = false;
+    }
+    // An event queued between the last send and here would have found `sending` set.
+    if (this.queue.length > 0 && !this.retryTimer && !this.closed) this.kick();
+  }
+
+  private async sendQueued(): Promise<void> {
+    const prefix = this.options.prefix ?? DEFAULT_PREFIX;
     const timeoutMs = this.options.emitTimeoutMilliseconds ?? 5_000;
     while (this.queue.length > 0 && !this.closed) {
       const event = this.queue[0]!;
@@ -91,8 +109,9 @@ export class ElasticJobTransportEvents implements OnModuleInit, OnApplicationShu
           defaultValue: undefined,
         });
       } catch (error) {
+        if (this.closed) return;
         this.failures++;
-        const delay = Math.min(MAX_RETRY_DELAY_MS, 250 * 2 ** Math.min(this.failures - 1, 7));
+        const delay = backoffMs(this.failures - 1, 250, MAX_RETRY_DELAY_MS);
         const say = `cannot emit events (${describeError(error)}); ${this.queue.length} wait, retrying in ${delay} ms`;
         if (this.failures === 1) this.logger.warn(say);
         else this.logger.debug(say);
@@ -118,6 +137,22 @@ export class ElasticJobTransportEvents implements OnModuleInit, OnApplicationShu
     }
   }
 
+  /**
+   * Before the clients close (Nest closes them in onApplicationShutdown), after the jobs have drained: what the
+   * last firings told is sent, for up to the emit timeout.
+   */
+  async beforeApplicationShutdown(): Promise<void> {
+    clearTimeout(this.retryTimer);
+    this.retryTimer = undefined;
+    this.kick();
+    let timer: NodeJS.Timeout | undefined;
+    await Promise.race([
+      this.draining,
+      new Promise<void>((resolve) => (timer = setTimeout(resolve, this.options.emitTimeoutMilliseconds ?? 5_000))),
+    ]);
+    clearTimeout(timer);
+  }
+
   onApplicationShutdown(): void {
     this.closed = true;
     this.subscription?.unsubscribe();
@@ -139,16 +174,24 @@ export function transportEvents(options: TransportEventsOptions): FactoryProvide
     fail('client', 'is required: the ClientProxy token (the name given to ClientsModule.register())');
   if (options.prefix !== undefined && (typeof options.prefix !== 'string' || !/^\S+$/.test(options.prefix)))
     fail('prefix', `must be a non-empty word, got ${JSON.stringify(options.prefix)}`);
+  if (options.types !== undefined && options.types.length === 0)
+    fail('types', 'is empty: nothing would be sent (omit it to send every type)');
   for (const type of options.types ?? [])
     if (!ELASTIC_JOB_EVENT_TYPES.includes(type)) fail('types', `'${type}' is not an event type`);
-  for (const field of ['maxBufferedEvents', 'emitTimeoutMilliseconds'] as const) {
-    const value = options[field];
-    if (value !== undefined && (!Number.isInteger(value) || value <= 0))
-      fail(field, `must be an integer > 0, got ${JSON.stringify(value)}`);
-  }
+  if (
+    options.maxBufferedEvents !== undefined &&
+    !(Number.isInteger(options.maxBufferedEvents) && options.maxBufferedEvents > 0)
+  )
+    fail('maxBufferedEvents', `must be an integer > 0, got ${JSON.stringify(options.maxBufferedEvents)}`);
+  const problem = positiveTimer(options.emitTimeoutMilliseconds);
+  if (problem) fail('emitTimeoutMilliseconds', problem);
   return {
     provide: ElasticJobTransportEvents,
-    useFactory: (jobs: ElasticJobRegistry, client: ClientProxy) => new ElasticJobTransportEvents(jobs, client, options),
+    useFactory: (jobs: ElasticJobRegistry, client: ClientProxy) => {
+      if (typeof (client as Partial<ClientProxy> | undefined)?.emit !== 'function')
+        fail('client', `${String(options.client)} is not a ClientProxy (no emit()): register it with ClientsModule`);
+      return new ElasticJobTransportEvents(jobs, client, options);
+    },
     inject: [ElasticJobRegistry, options.client],
   };
 }

@@ -3,6 +3,7 @@ import type { ClientProxy } from '@nestjs/microservices';
 import { timeout, type Subscription } from 'rxjs';
 import { ShardedJob } from '../decorators/sharded-job.decorator.js';
 import { InvalidOperationError } from '../errors/elastic-job.errors.js';
+import { positiveTimer } from './microservice-options.js';
 import type { ShardedJobOptions } from '../interfaces/sharded-job-options.interface.js';
 import type { ShardingContext } from '../interfaces/sharding-context.interface.js';
 
@@ -30,7 +31,7 @@ export interface TransportJobOptions extends ShardedJobOptions {
   client: InjectionToken;
   /** The pattern workers answer with `@MessagePattern()`. */
   pattern: string;
-  /** How long an item may wait for its reply; then it fails (and is retried as any failed item). Default 60 000. */
+  /** How long an item may wait for its reply (each value of it); then it fails, as any failed item. Default 60 000. */
   timeoutMilliseconds?: number;
 }
 
@@ -38,34 +39,43 @@ export interface TransportJobOptions extends ShardedJobOptions {
  * A job whose items are done by microservice workers (README "Transport jobs"): each item of a firing is sent with
  * `client.send(pattern, item)` and its reply (or error) is the item's result. The firing, sharding, misfire and
  * failover rules are those of any job; the instance that owns an item waits for its reply, and its signal (session
- * lost, shutdown timeout) cancels the request. Returns a provider class for the `providers` of the module that
+ * lost, shutdown timeout) stops the wait (the worker is not told, and may still finish). The job's identity in
+ * ZooKeeper is 'TRANSPORT' (as ElasticJob's typed jobs store their type), unless `jobClass` says otherwise. Returns a provider class for the `providers` of the module that
  * imports ElasticJobModule and registers the client.
  * @publicApi
  */
 export function transportJob(options: TransportJobOptions): Type<unknown> {
-  const { client, pattern, timeoutMilliseconds = 60_000, ...jobOptions } = options;
-  const jobName = String(options.jobName);
+  const jobName = String(options?.jobName);
   const fail = (field: string, detail: string): never => {
     throw new InvalidOperationError(`transportJob '${jobName}'`, field, detail);
   };
+  if (!options || typeof options !== 'object') fail('options', 'transportJob() needs an options object');
+  const { client, pattern, timeoutMilliseconds = 60_000, ...jobOptions } = options;
   if (client === undefined || client === null) fail('client', 'is required: the ClientProxy token');
-  if (typeof pattern !== 'string' || pattern === '') fail('pattern', "is required: the workers' message pattern");
-  if (!Number.isInteger(timeoutMilliseconds) || timeoutMilliseconds <= 0)
-    fail('timeoutMilliseconds', `must be an integer > 0, got ${JSON.stringify(timeoutMilliseconds)}`);
+  if (typeof pattern !== 'string' || pattern.trim() === '' || pattern !== pattern.trim())
+    fail('pattern', "is required, a string without surrounding spaces: the workers' message pattern");
+  const problem = positiveTimer(timeoutMilliseconds);
+  if (problem) fail('timeoutMilliseconds', problem);
 
   @Injectable()
   class TransportJobProvider {
     constructor(@Inject(client) readonly proxy: ClientProxy) {}
 
-    @ShardedJob({ jobClass: `TransportJob:${pattern}`, ...jobOptions })
+    // Its identity in the job's root node, as ElasticJob's typed jobs (HTTP, SCRIPT) store their type: stable when
+    // the pattern or the client changes.
+    @ShardedJob({ ...jobOptions, jobClass: jobOptions.jobClass ?? 'TRANSPORT' })
     run(context: ShardingContext): Promise<unknown> {
       const { signal, ...item } = context;
+      if (typeof (this.proxy as Partial<ClientProxy> | undefined)?.send !== 'function')
+        return Promise.reject(
+          new InvalidOperationError(`transportJob '${jobName}'`, 'client', `${String(client)} is not a ClientProxy`),
+        );
       return new Promise((resolve, reject) => {
         if (signal.aborted) return reject(signal.reason);
         let reply: unknown;
         let subscription: Subscription | undefined = undefined;
         const onAbort = (): void => {
-          subscription?.unsubscribe(); // cancels the request (the reply, if any, is ignored)
+          subscription?.unsubscribe(); // stops waiting for the reply (the worker is not told)
           reject(signal.reason);
         };
         signal.addEventListener('abort', onAbort, { once: true });

@@ -7,7 +7,8 @@ import { SchedulerModule } from './scheduler.module.js';
 async function bootstrap(): Promise<void> {
   const app = await NestFactory.createMicroservice<MicroserviceOptions>(SchedulerModule, {
     transport: Transport.NATS,
-    options: { servers: [process.env.NATS_URL ?? 'nats://127.0.0.1:4222'] },
+    // A queue group: one scheduler instance answers each request (a trigger is written once, not once per instance).
+    options: { servers: [process.env.NATS_URL ?? 'nats://127.0.0.1:4222'], queue: 'elastic-job' },
   });
   app.enableShutdownHooks();
   await app.listen();

@@ -75,7 +75,10 @@ describe('microservices over NATS', () => {
     })
     class SchedulerModule {}
     const moduleRef = await Test.createTestingModule({ imports: [SchedulerModule] }).compile();
-    const scheduler = moduleRef.createNestMicroservice({ transport: Transport.NATS, options: { servers } });
+    const scheduler = moduleRef.createNestMicroservice({
+      transport: Transport.NATS,
+      options: { servers, queue: 'elastic-job' },
+    });
     await scheduler.listen();
     hold(() => scheduler.close());
     const registry = scheduler.get(ElasticJobRegistry);
