@@ -189,7 +189,15 @@ export class ElasticJobExplorer implements OnModuleInit {
             `declared twice, on ${previous} and on ${owner}; job names must be unique`,
           );
         owners.set(config.jobName, owner);
+        const cap = options.maxConcurrentItems;
+        if (cap !== undefined && (!Number.isInteger(cap) || cap < 1))
+          throw new JobConfigurationError(
+            config.jobName,
+            'maxConcurrentItems',
+            `must be an integer >= 1 (items run at once in this process), got ${JSON.stringify(cap)}`,
+          );
         found.push({
+          ...(cap === undefined ? {} : { maxConcurrentItems: cap }),
           config,
           plugins: {
             ...customPlugins(options),

@@ -86,4 +86,10 @@ export interface ShardedJobOptions {
    * job's fully qualified class name, e.g. `'com.acme.ReportJob'` (README, "Sharing a job with Java ElasticJob").
    */
   jobClass?: string;
+  /**
+   * At most this many of the job's items run at once in this process (ElasticJob's executor pool size, here a
+   * number); the others of the same firing wait their turn. Default: no cap (every item of a firing at once). Kept
+   * in this process only: not written to the config node (a Java instance would refuse an unknown key).
+   */
+  maxConcurrentItems?: number;
 }

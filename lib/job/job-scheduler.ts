@@ -45,6 +45,8 @@ export interface JobDefinition {
   handler: JobHandler;
   /** The job type, which chooses the item executor. Default 'SIMPLE' (the handler is called once per item). */
   type?: string;
+  /** At most this many items at once in this process (`@ShardedJob({ maxConcurrentItems })`); no cap when undefined. */
+  maxConcurrentItems?: number;
 }
 
 export interface JobIdentity {
@@ -206,6 +208,7 @@ export class JobScheduler {
       this.failover,
       itemExecutor,
       settings.itemInterceptors,
+      definition.maxConcurrentItems,
     );
     this.ctx.events.follow(this.executor.events);
     this.executor.events.on('firing-started', (firing) => (this.lastFireTime = firing.startTime));

@@ -16,6 +16,7 @@ import { describeError } from '../../errors/elastic-job.errors.js';
 import { describeItems } from '../../util/item-list.js';
 import type { ShardingContexts } from '../../interfaces/job-listener.interface.js';
 import { toExecutionSource } from '../../events/job-event-publisher.js';
+import { mapBounded } from '../../registry/request-limits.js';
 
 /** How long before a cron instant a firing starts its coordination (one ZooKeeper write, usually ~1 ms). */
 export const PREPARE_AHEAD_MS = 25;
@@ -59,6 +60,8 @@ export class JobExecutor {
     private readonly itemExecutor: JobItemExecutor,
     /** The app's item interceptors, outermost first (shared, read at each item). */
     private readonly interceptors: readonly ItemInterceptor[] = [],
+    /** At most this many items at once; undefined: all of a firing at once. */
+    private readonly maxConcurrentItems?: number,
   ) {
     this.events = new ExecutionEvents(ctx.logger);
   }
@@ -455,8 +458,16 @@ export class JobExecutor {
     this.ctx.logger.debug(`${source} firing: items [${describeItems(items)}] starting`);
     try {
       this.events.emit('firing-started', started);
-      await Promise.all(
-        items.map(async (item) => {
+      await mapBounded(
+        items,
+        async (item) => {
+          // An item waiting its turn (maxConcurrentItems) does not start once an operator halted the job here, or
+          // the session was lost meanwhile (a peer may own it by now).
+          const refusedNow = this.mayStartItems();
+          if (refusedNow !== undefined) {
+            this.ctx.logger.warn(`item ${item} not started: ${refusedNow}`);
+            return;
+          }
           const controller = new AbortController();
           this.running.set(item, controller);
           const context: ShardingContext = {
@@ -495,7 +506,8 @@ export class JobExecutor {
           } finally {
             this.running.delete(item);
           }
-        }),
+        },
+        this.maxConcurrentItems ?? items.length,
       );
     } finally {
       await this.execution
