@@ -2,12 +2,14 @@ import { Injectable, Logger, type OnModuleInit } from '@nestjs/common';
 import { DiscoveryService, MetadataScanner, Reflector } from '@nestjs/core';
 import {
   ERROR_HANDLER_PROVIDER_METADATA,
+  DATAFLOW_JOB_METADATA,
   EVENT_SUBSCRIBER_METADATA,
   JOB_LISTENER_METADATA,
   SHARDED_JOB_METADATA,
   SHARDING_STRATEGY_PROVIDER_METADATA,
 } from './elastic-job.constants.js';
 import type { EventSubscriberMetadata } from './decorators/on-elastic-job-event.decorator.js';
+import type { DataflowJobHandler, DataflowJobOptions } from './interfaces/dataflow-job.interface.js';
 import type { ElasticJobEvent } from './events/elastic-job-event.types.js';
 import { ELASTIC_JOB_EVENT_TYPES } from './events/elastic-job-event.types.js';
 import type { ElasticJobListenerOptions } from './interfaces/job-listener.interface.js';
@@ -163,12 +165,49 @@ export class ElasticJobExplorer implements OnModuleInit {
       strategies: [...BUILT_IN_NAMES.strategies, ...provided.strategies.map((strategy) => strategy.type)],
       errorHandlers: [...BUILT_IN_NAMES.errorHandlers, ...provided.errorHandlers.map((handler) => handler.type)],
     };
+    /** One job: validated, its name unique in the app. */
+    const define = (
+      options: ShardedJobOptions,
+      owner: string,
+      rest: Pick<JobDefinition, 'handler'> & Partial<Pick<JobDefinition, 'type' | 'dataflow'>>,
+    ): void => {
+      const config = resolveJobConfiguration(options, known);
+      const identity = resolveJobClass(options, owner);
+      const previous = owners.get(config.jobName);
+      if (previous)
+        throw new JobConfigurationError(
+          config.jobName,
+          'jobName',
+          `declared twice, on ${previous} and on ${owner}; job names must be unique`,
+        );
+      owners.set(config.jobName, owner);
+      const cap = options.maxConcurrentItems;
+      if (cap !== undefined && (!Number.isInteger(cap) || cap < 1))
+        throw new JobConfigurationError(
+          config.jobName,
+          'maxConcurrentItems',
+          `must be an integer >= 1 (items run at once in this process), got ${JSON.stringify(cap)}`,
+        );
+      found.push({
+        ...(cap === undefined ? {} : { maxConcurrentItems: cap }),
+        config,
+        plugins: {
+          ...customPlugins(options),
+          providedStrategies: provided.strategies,
+          providedErrorHandlers: provided.errorHandlers,
+        },
+        owner: identity,
+        ...rest,
+      });
+    };
     for (const wrapper of [...this.discovery.getProviders(), ...this.discovery.getControllers()]) {
       const instance: unknown = wrapper.instance;
       // A `useExisting` alias is the same instance again, not a second declaration of its jobs.
       if (!instance || typeof instance !== 'object' || wrapper.isAlias) continue;
       const prototype = Object.getPrototypeOf(instance) as object | null;
       if (!prototype) continue;
+      const dataflow = this.reflector.get<DataflowJobOptions | undefined>(DATAFLOW_JOB_METADATA, instance.constructor);
+      if (dataflow) this.defineDataflow(dataflow, instance, wrapper.isDependencyTreeStatic(), define);
       for (const methodName of this.scanner.getAllMethodNames(prototype)) {
         const method = (instance as Record<string, unknown>)[methodName];
         if (typeof method !== 'function') continue;
@@ -179,38 +218,53 @@ export class ElasticJobExplorer implements OnModuleInit {
           this.logger.warn(`@ShardedJob() on ${owner} is ignored: request-scoped providers cannot hold jobs`);
           continue;
         }
-        const config = resolveJobConfiguration(options, known);
-        const identity = resolveJobClass(options, owner);
-        const previous = owners.get(config.jobName);
-        if (previous)
-          throw new JobConfigurationError(
-            config.jobName,
-            'jobName',
-            `declared twice, on ${previous} and on ${owner}; job names must be unique`,
-          );
-        owners.set(config.jobName, owner);
-        const cap = options.maxConcurrentItems;
-        if (cap !== undefined && (!Number.isInteger(cap) || cap < 1))
-          throw new JobConfigurationError(
-            config.jobName,
-            'maxConcurrentItems',
-            `must be an integer >= 1 (items run at once in this process), got ${JSON.stringify(cap)}`,
-          );
-        found.push({
-          ...(cap === undefined ? {} : { maxConcurrentItems: cap }),
-          config,
-          plugins: {
-            ...customPlugins(options),
-            providedStrategies: provided.strategies,
-            providedErrorHandlers: provided.errorHandlers,
-          },
-          owner: identity,
+        define(options, owner, {
           handler: (context: ShardingContext) =>
             (method as (context: ShardingContext) => unknown).call(instance, context),
         });
       }
     }
     return found;
+  }
+
+  /** A `@DataflowJob()` provider: its fetchData/processData, checked, as a job of type DATAFLOW. */
+  private defineDataflow(
+    options: DataflowJobOptions,
+    instance: object,
+    singleton: boolean,
+    define: (
+      options: ShardedJobOptions,
+      owner: string,
+      rest: Pick<JobDefinition, 'handler'> & Partial<Pick<JobDefinition, 'type' | 'dataflow'>>,
+    ) => void,
+  ): void {
+    const owner = instance.constructor.name;
+    const jobName = typeof options?.jobName === 'string' ? options.jobName : undefined;
+    if (!singleton) {
+      this.logger.warn(`@DataflowJob() on ${owner} is ignored: request-scoped providers cannot hold jobs`);
+      return;
+    }
+    const job = instance as Partial<DataflowJobHandler<unknown>>;
+    for (const method of ['fetchData', 'processData'] as const)
+      if (typeof job[method] !== 'function')
+        throw new JobConfigurationError(jobName, method, `@DataflowJob() on ${owner} needs a ${method}() method`);
+    if (options.streaming !== undefined && typeof options.streaming !== 'boolean')
+      throw new JobConfigurationError(
+        jobName,
+        'streaming',
+        `must be true or false, got ${JSON.stringify(options.streaming)}`,
+      );
+    const handler = job as DataflowJobHandler<unknown>;
+    define(options, owner, {
+      type: 'DATAFLOW',
+      dataflow: { handler, streaming: options.streaming ?? false },
+      // runJob(): one fetch and, with data, one process (ElasticJob's one-off dataflow).
+      handler: async (context: ShardingContext) => {
+        const data = await handler.fetchData(context);
+        if (data && data.length > 0) await handler.processData(context, data);
+        return data;
+      },
+    });
   }
 
   /**

@@ -14,6 +14,8 @@ export type {
 } from './lifecycle/lifecycle.types.js';
 export type { JobConfiguration } from './job/config/job-configuration.js';
 export { ShardedJob } from './decorators/sharded-job.decorator.js';
+export { DataflowJob } from './decorators/dataflow-job.decorator.js';
+export type { DataflowJobHandler, DataflowJobOptions } from './interfaces/dataflow-job.interface.js';
 export { OnElasticJobEvent } from './decorators/on-elastic-job-event.decorator.js';
 export { ElasticJobListener } from './decorators/elastic-job-listener.decorator.js';
 export type {

@@ -21,6 +21,8 @@ import { GuaranteeService } from './guarantee/guarantee.service.js';
 import { ReconcileService } from './reconcile/reconcile.service.js';
 import { JobExecutor, PREPARE_AHEAD_MS } from './execution/job-executor.js';
 import type { JobHandler } from './execution/item-executor.js';
+import { DataflowItemExecutor } from './execution/dataflow-item-executor.js';
+import type { DataflowJobHandler } from '../interfaces/dataflow-job.interface.js';
 import type { ItemInterceptor } from '../interfaces/item-interceptor.interface.js';
 import type { ExecutionEvents, FiringHooks } from './execution/execution-events.js';
 import { InstanceService } from './instance/instance.service.js';
@@ -47,6 +49,8 @@ export interface JobDefinition {
   type?: string;
   /** At most this many items at once in this process (`@ShardedJob({ maxConcurrentItems })`); no cap when undefined. */
   maxConcurrentItems?: number;
+  /** A `@DataflowJob()` provider (type DATAFLOW): its fetch/process methods, and whether it streams. */
+  dataflow?: { handler: DataflowJobHandler<unknown>; streaming: boolean };
 }
 
 export interface JobIdentity {
@@ -193,7 +197,11 @@ export class JobScheduler {
       settings.reconcileMinuteMs,
     );
     const type = definition.type ?? 'SIMPLE';
-    const itemExecutor = this.ctx.plugins.itemExecutor(type);
+    const itemExecutor = definition.dataflow
+      ? new DataflowItemExecutor(definition.dataflow.handler, definition.dataflow.streaming, () =>
+          this.sharding.isNeedSharding(),
+        )
+      : this.ctx.plugins.itemExecutor(type);
     if (!itemExecutor)
       throw new JobConfigurationError(
         jobName,
