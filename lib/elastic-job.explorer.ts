@@ -227,6 +227,40 @@ export class ElasticJobExplorer implements OnModuleInit {
     return found;
   }
 
+  /**
+   * A job added at run time (ElasticJobRegistry.addJob), validated as a decorated one: its identity is
+   * `jobClass`, or `addJob(jobName)` (the same on every instance that adds it).
+   */
+  runtimeDefinition(options: ShardedJobOptions, handler: (context: ShardingContext) => unknown): JobDefinition {
+    const jobName = typeof options?.jobName === 'string' ? options.jobName : undefined;
+    if (typeof handler !== 'function')
+      throw new JobConfigurationError(jobName, 'handler', 'addJob() needs a handler function (context) => ...');
+    const provided = this.namedProviders();
+    const known = {
+      strategies: [...BUILT_IN_NAMES.strategies, ...provided.strategies.map((strategy) => strategy.type)],
+      errorHandlers: [...BUILT_IN_NAMES.errorHandlers, ...provided.errorHandlers.map((h) => h.type)],
+    };
+    const config = resolveJobConfiguration(options, known);
+    const cap = options.maxConcurrentItems;
+    if (cap !== undefined && (!Number.isInteger(cap) || cap < 1))
+      throw new JobConfigurationError(
+        config.jobName,
+        'maxConcurrentItems',
+        `must be an integer >= 1, got ${JSON.stringify(cap)}`,
+      );
+    return {
+      config,
+      plugins: {
+        ...customPlugins(options),
+        providedStrategies: provided.strategies,
+        providedErrorHandlers: provided.errorHandlers,
+      },
+      owner: resolveJobClass(options, `addJob(${config.jobName})`),
+      handler,
+      ...(cap === undefined ? {} : { maxConcurrentItems: cap }),
+    };
+  }
+
   /** A `@DataflowJob()` provider: its fetchData/processData, checked, as a job of type DATAFLOW. */
   private defineDataflow(
     options: DataflowJobOptions,

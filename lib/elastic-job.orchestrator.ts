@@ -12,7 +12,7 @@ import { ElasticJobEventBus } from './events/elastic-job-event-bus.js';
 import { listenerHooks } from './listeners/job-listener-hooks.js';
 import type { ItemInterceptor } from './interfaces/item-interceptor.interface.js';
 import { ELASTIC_JOB_MODULE_OPTIONS } from './elastic-job.module-definition.js';
-import { describeError, JobConfigurationError, RegistryError } from './errors/elastic-job.errors.js';
+import { describeError, JobConfigurationError, JobNotFoundError, RegistryError } from './errors/elastic-job.errors.js';
 import type { ElasticJobModuleOptions, ZookeeperConfiguration } from './interfaces/module-options.interface.js';
 import { JobScheduler, type JobDefinition } from './job/job-scheduler.js';
 import type { RegistryCenter } from './registry/registry-center.js';
@@ -59,6 +59,11 @@ export class ElasticJobOrchestrator implements OnApplicationBootstrap, OnModuleD
   /** The jobs' session, once bootstrap has made it. */
   private readonly jobsSession = deferred<RegistryCenter>();
   private shutDown = false;
+  private identity: { ip: string; pid: number } | undefined;
+  /** The jobs' session's start (its first connection, or the connection timeout). */
+  private sessionStart: Promise<boolean> | undefined;
+  /** Names of jobs being added at run time (addJob), so that two adds of one name cannot both proceed. */
+  private readonly adding = new Set<string>();
   /** ElasticJobRegistry.useItemInterceptor(): every job's items run through them, outermost first. */
   readonly itemInterceptors: ItemInterceptor[] = [];
 
@@ -128,30 +133,10 @@ export class ElasticJobOrchestrator implements OnApplicationBootstrap, OnModuleD
       this.logger.warn('no @ShardedJob() methods found; not connecting to ZooKeeper');
       return;
     }
-    const registry = new ZookeeperRegistryCenter(this.zookeeper);
-    const zk = registry.settings;
-    this.registry = registry;
-    this.jobsSession.resolve(registry);
-    const identity = { ip: this.options.instance?.ip ?? detectLocalIp(), pid: process.pid };
-    const settings = {
-      waitTimeoutMs: Math.max(10_000, 2 * zk.sessionTimeoutMilliseconds),
-      baseSleepTimeMs: zk.baseSleepTimeMilliseconds,
-      maxSleepTimeMs: zk.maxSleepTimeMilliseconds,
-      maxRetries: zk.maxRetries,
-      shutdownTimeoutMs: this.options.shutdownTimeoutMilliseconds ?? DEFAULT_SHUTDOWN_TIMEOUT_MS,
-      eventSink: this.eventBus,
-      itemInterceptors: this.itemInterceptors,
-    };
-    for (const definition of definitions) {
-      const { jobName } = definition.config;
-      const scheduler = new JobScheduler(definition, registry, identity, settings);
-      const listeners = this.explorer.jobListeners.filter(
-        ({ options }) => !options.jobs || options.jobs.includes(jobName),
-      );
-      if (listeners.length > 0) scheduler.addFiringHooks(listenerHooks(listeners, scheduler, scheduler.ctx.logger));
-      this.schedulers.set(jobName, scheduler);
-    }
-    const connected = await registry.start();
+    const registry = this.createJobsSession();
+    for (const definition of definitions) this.schedulers.set(definition.config.jobName, this.newScheduler(definition));
+    this.sessionStart = registry.start();
+    const connected = await this.sessionStart;
     if (!connected) {
       // ZooKeeper trouble never stops the app: register as soon as it answers (subscribed, then looked: a
       // connection made in between is not missed).
@@ -196,6 +181,86 @@ export class ElasticJobOrchestrator implements OnApplicationBootstrap, OnModuleD
       );
     }, SHUTDOWN_HOOKS_CHECK_MS);
     timer.unref();
+  }
+
+  /** The jobs' session, made once (at bootstrap, or by the first job added at run time). */
+  private createJobsSession(): ZookeeperRegistryCenter {
+    if (this.registry) return this.registry;
+    const registry = new ZookeeperRegistryCenter(this.zookeeper);
+    this.registry = registry;
+    this.jobsSession.resolve(registry);
+    return registry;
+  }
+
+  /** A job's life on this instance, with the app's listeners; not registered yet. */
+  private newScheduler(definition: JobDefinition): JobScheduler {
+    const registry = this.createJobsSession();
+    const zk = registry.settings;
+    this.identity ??= { ip: this.options.instance?.ip ?? detectLocalIp(), pid: process.pid };
+    const scheduler = new JobScheduler(definition, registry, this.identity, {
+      waitTimeoutMs: Math.max(10_000, 2 * zk.sessionTimeoutMilliseconds),
+      baseSleepTimeMs: zk.baseSleepTimeMilliseconds,
+      maxSleepTimeMs: zk.maxSleepTimeMilliseconds,
+      maxRetries: zk.maxRetries,
+      shutdownTimeoutMs: this.options.shutdownTimeoutMilliseconds ?? DEFAULT_SHUTDOWN_TIMEOUT_MS,
+      eventSink: this.eventBus,
+      itemInterceptors: this.itemInterceptors,
+    });
+    const { jobName } = definition.config;
+    const listeners = this.explorer.jobListeners.filter(
+      ({ options }) => !options.jobs || options.jobs.includes(jobName),
+    );
+    if (listeners.length > 0) scheduler.addFiringHooks(listenerHooks(listeners, scheduler, scheduler.ctx.logger));
+    return scheduler;
+  }
+
+  /**
+   * A job added at run time (ElasticJobRegistry.addJob): validated as a decorated one, then registered on the
+   * jobs' session (made now if the app had no decorated job). Rejects with the validation error, a JobConflictError,
+   * or a RegistryError when ZooKeeper does not answer within the connection timeout; nothing stays half-added.
+   */
+  async addJob(definition: JobDefinition): Promise<void> {
+    const { jobName } = definition.config;
+    if (this.shutDown) throw new RegistryError('CLOSED', undefined, `Job '${jobName}': the application has shut down`);
+    if (this.schedulers.has(jobName) || this.adding.has(jobName))
+      throw new JobConfigurationError(jobName, 'jobName', 'is already a job of this app: remove it first');
+    this.adding.add(jobName);
+    try {
+      const registry = this.createJobsSession();
+      this.sessionStart ??= registry.start();
+      await this.sessionStart;
+      if (!registry.isConnected()) {
+        const timeoutMs = registry.settings.connectionTimeoutMilliseconds;
+        if (!(await registry.waitForConnection(timeoutMs)))
+          throw new RegistryError(
+            'CONNECTION_LOSS',
+            undefined,
+            `Job '${jobName}': ZooKeeper did not answer in ${timeoutMs} ms`,
+          );
+      }
+      const scheduler = this.newScheduler(definition);
+      try {
+        await scheduler.checkConflict();
+        await scheduler.register();
+      } catch (error) {
+        await scheduler.shutdown(0);
+        throw error;
+      }
+      this.schedulers.set(jobName, scheduler);
+    } finally {
+      this.adding.delete(jobName);
+    }
+  }
+
+  /**
+   * Stops a job on this instance (ElasticJobRegistry.removeJob), as an app shutdown stops it: running items drain,
+   * its running markers, leadership and instance node go, so peers reshard without it. Its config stays in ZooKeeper.
+   */
+  async removeJob(jobName: string): Promise<void> {
+    const scheduler = this.schedulers.get(jobName);
+    if (!scheduler) throw new JobNotFoundError(jobName, [...this.schedulers.keys()], 'app');
+    this.schedulers.delete(jobName);
+    await scheduler.shutdown(this.options.shutdownTimeoutMilliseconds ?? DEFAULT_SHUTDOWN_TIMEOUT_MS);
   }
 
   private async registerAll(): Promise<void> {

@@ -23,6 +23,8 @@ export interface RunJobOptions {
   signal?: AbortSignal;
 }
 import { ElasticJobOrchestrator } from './elastic-job.orchestrator.js';
+import { ElasticJobExplorer } from './elastic-job.explorer.js';
+import type { ShardedJobOptions } from './interfaces/sharded-job-options.interface.js';
 import type { JobStatus } from './job/job-scheduler.js';
 import type { Observable } from 'rxjs';
 import { ElasticJobEventBus } from './events/elastic-job-event-bus.js';
@@ -35,6 +37,7 @@ export class ElasticJobRegistry {
   constructor(
     private readonly orchestrator: ElasticJobOrchestrator,
     private readonly eventBus: ElasticJobEventBus,
+    private readonly explorer: ElasticJobExplorer,
   ) {}
 
   /**
@@ -57,6 +60,31 @@ export class ElasticJobRegistry {
       const index = this.orchestrator.itemInterceptors.indexOf(interceptor);
       if (index >= 0) this.orchestrator.itemInterceptors.splice(index, 1);
     };
+  }
+
+  /**
+   * Adds a job at run time (for jobs defined in a database, as `@nestjs/schedule`'s `SchedulerRegistry.addCronJob`):
+   * validated as a `@ShardedJob()` one, then registered in ZooKeeper, sharded with the instances that run it too.
+   * Every instance that should run it adds it (with the same options; its identity is `jobClass`, or
+   * `addJob(jobName)`). Rejects with a JobConfigurationError (a bad option, or a name this app already has), a
+   * JobConflictError, or a RegistryError when ZooKeeper does not answer within the connection timeout.
+   */
+  async addJob(options: ShardedJobOptions, handler: (context: ShardingContext) => unknown): Promise<void> {
+    if (!this.orchestrator.enabled)
+      throw new ElasticJobError(
+        `Job '${String(options?.jobName)}': ElasticJobModule has enabled: false, so no job is scheduled here`,
+      );
+    await this.orchestrator.addJob(this.explorer.runtimeDefinition(options, handler));
+  }
+
+  /**
+   * Removes a job from this instance, added at run time or declared: it stops here as at an app shutdown (running
+   * items drain; its markers, leadership and instance node go) and peers reshard without it. Its configuration stays
+   * in ZooKeeper (ElasticJobOperator.removeJob removes a job from the whole cluster). JobNotFoundError if unknown.
+   */
+  async removeJob(jobName: string): Promise<void> {
+    this.scheduler(jobName);
+    await this.orchestrator.removeJob(jobName);
   }
 
   /** False when the module was configured with `enabled: false` (nothing is scheduled, no ZooKeeper session). */
