@@ -42,8 +42,9 @@ export interface ShardedJobOptions {
   /**
    * 6 fields with seconds (`*\/5 * * * * *`) or 5 fields. Quartz's `?` is read as `*`. Day-of-week 0 or 7 = Sunday.
    * Stored in ZooKeeper in Quartz's dialect, so restricting both day-of-month and day-of-week is refused.
+   * Required, except for a one-off job (`oneOff: true`), which has none.
    */
-  cron: string;
+  cron?: string;
   /** IANA time zone of the cron, e.g. `Europe/Berlin`. Default: the process's. */
   timeZone?: string;
   /** Number of sharding items per firing, > 0. */
@@ -92,4 +93,10 @@ export interface ShardedJobOptions {
    * in this process only: not written to the config node (a Java instance would refuse an unknown key).
    */
   maxConcurrentItems?: number;
+  /**
+   * A one-off job (ElasticJob's OneOffJobBootstrap): no `cron`; it runs across the cluster only when triggered
+   * (`trigger()`, the CLI, the operator API, a message pattern), each live instance running its items once per
+   * trigger. Its config node has no cron, as ElasticJob writes it.
+   */
+  oneOff?: boolean;
 }

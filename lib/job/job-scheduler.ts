@@ -371,7 +371,10 @@ export class JobScheduler {
       .failoverIfNecessary()
       .catch((error: unknown) => this.ctx.logger.warn(`failover claim failed: ${String(error)}`));
     this.ctx.logger.log(
-      `registered as ${this.ctx.instanceId}; next firing ${this.trigger.nextFireTime().toISOString()}`,
+      `registered as ${this.ctx.instanceId}; ` +
+        (this.trigger.nextFireTime()?.toISOString()
+          ? `next firing ${this.trigger.nextFireTime()!.toISOString()}`
+          : 'one-off: runs when triggered'),
     );
     return true;
   }

@@ -110,11 +110,13 @@ export class JobConfigurationApi {
   private parse(jobName: string, yaml: string): JobConfiguration {
     try {
       const stored = fromConfigYaml(yaml);
-      if (stored.cron === undefined) throw new StoredConfigProblem('cron', 'is missing');
       return resolveJobConfiguration(
         {
           ...stored,
-          cron: stored.cron,
+          // No cron: a one-off job, as ElasticJob's OneOffJobBootstrap stores it.
+          ...(stored.cron === undefined || stored.cron === ''
+            ? { cron: undefined, oneOff: true }
+            : { cron: stored.cron }),
           jobName,
           jobShardingStrategyType: stored.jobShardingStrategyType ?? 'AVG_ALLOCATION',
           jobErrorHandlerType: stored.jobErrorHandlerType ?? 'LOG',

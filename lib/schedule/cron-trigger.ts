@@ -50,12 +50,13 @@ export class CronTrigger {
     this.armAfter(new Date());
   }
 
-  /** The next instant the trigger would fire, after now. */
-  nextFireTime(): Date {
-    return nextFireTime(this.cron, this.timeZone, new Date());
+  /** The next instant the trigger would fire, after now; undefined for a one-off job (no cron: it never fires). */
+  nextFireTime(): Date | undefined {
+    return this.cron === '' ? undefined : nextFireTime(this.cron, this.timeZone, new Date());
   }
 
   private armAfter(after: Date): void {
+    if (this.cron === '') return; // a one-off job: it runs only when triggered
     const at = nextFireTime(this.cron, this.timeZone, after);
     this.armAt(at);
   }

@@ -45,7 +45,7 @@ describe('CronTrigger with fake timers', () => {
       '2026-01-01T00:00:19.975Z',
       '2026-01-01T00:00:29.975Z',
     ]);
-    expect(cron.nextFireTime().toISOString()).toBe('2026-01-01T00:00:40.000Z');
+    expect(cron.nextFireTime()?.toISOString()).toBe('2026-01-01T00:00:40.000Z');
   });
 
   it('reschedule replaces the pending instant with the new cron, from now', async () => {

@@ -139,12 +139,15 @@ export class ConfigService {
    * handler must be names this job can resolve: built in, or its own custom ones); throws StoredConfigProblem.
    */
   private adopt(stored: StoredJobConfiguration): JobConfiguration {
-    if (stored.cron === undefined) throw new StoredConfigProblem('cron', 'is missing');
+    const storedOneOff = stored.cron === undefined || stored.cron === '';
+    // No cron is how ElasticJob's OneOffJobBootstrap stores a one-off job: adopted as one only by a one-off job here;
+    // a job this app schedules by cron refuses a node that lost its cron.
+    if (storedOneOff && this.local.cron !== '') throw new StoredConfigProblem('cron', 'is missing');
     try {
       return resolveJobConfiguration(
         {
           jobName: this.local.jobName,
-          cron: stored.cron,
+          ...(storedOneOff ? { oneOff: true } : { cron: stored.cron }),
           timeZone: stored.timeZone,
           shardingTotalCount: stored.shardingTotalCount,
           shardingItemParameters: stored.shardingItemParameters,

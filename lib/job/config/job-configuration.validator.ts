@@ -101,20 +101,29 @@ export function resolveJobConfiguration(
 
   const tzError = validateTimeZone(options.timeZone);
   if (tzError) fail(jobName, 'timeZone', tzError);
-  const cronError = validateCron(expandCronPreset(options.cron), options.timeZone);
-  if (cronError) fail(jobName, 'cron', cronError);
-  // The config node stores it in Quartz's dialect for Java instances (quartz-cron.ts): it must be expressible
-  // there, and the form kept is the one that reads back the same.
+  if (options.oneOff !== undefined && typeof options.oneOff !== 'boolean')
+    fail(jobName, 'oneOff', `must be true or false, got ${JSON.stringify(options.oneOff)}`);
   let cron: string;
-  try {
-    cron = fromQuartzCron(toQuartzCron(normalizeCron(options.cron as string)));
-  } catch (error) {
-    if (!(error instanceof CronDialectError)) throw error;
-    fail(jobName, 'cron', error.message);
+  if (options.oneOff) {
+    // ElasticJob's OneOffJobBootstrap refuses a cron ("Cron should be empty"): so do we, rather than ignore it.
+    if (options.cron !== undefined && options.cron !== '')
+      fail(jobName, 'cron', 'a one-off job has no cron: it runs when triggered (remove cron, or oneOff)');
+    cron = '';
+  } else {
+    const cronError = validateCron(expandCronPreset(options.cron), options.timeZone);
+    if (cronError) fail(jobName, 'cron', `${cronError} (a job run only when triggered takes oneOff: true instead)`);
+    // The config node stores it in Quartz's dialect for Java instances (quartz-cron.ts): it must be expressible
+    // there, and the form kept is the one that reads back the same.
+    try {
+      cron = fromQuartzCron(toQuartzCron(normalizeCron(options.cron as string)));
+    } catch (error) {
+      if (!(error instanceof CronDialectError)) throw error;
+      fail(jobName, 'cron', error.message);
+    }
+    // The kept form is what the trigger runs: it must parse too (names and renumbered L/# always do; checked).
+    const keptError = validateCron(cron, options.timeZone);
+    if (keptError) fail(jobName, 'cron', `'${options.cron}' read back as ${keptError}`);
   }
-  // The kept form is what the trigger runs: it must parse too (names and renumbered L/# always do; checked).
-  const keptError = validateCron(cron, options.timeZone);
-  if (keptError) fail(jobName, 'cron', `'${options.cron}' read back as ${keptError}`);
 
   const total = options.shardingTotalCount;
   if (typeof total !== 'number' || !Number.isInteger(total) || total < 1) {

@@ -58,7 +58,8 @@ function configPojo(
 ): Partial<Record<(typeof WRITTEN_KEYS)[number], string | number | boolean>> {
   const pojo: Record<string, string | number | boolean | undefined> = {
     // Quartz's dialect, as ElasticJob stores it: Java instances read this node (quartz-cron.ts).
-    cron: toQuartzCron(config.cron),
+    // A one-off job has none (ElasticJob's OneOffJobBootstrap writes its POJO's null cron: no key).
+    cron: config.cron === '' ? undefined : toQuartzCron(config.cron),
     description: config.description,
     disabled: config.disabled,
     failover: config.failover,
