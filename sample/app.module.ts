@@ -1,6 +1,7 @@
 import { Module } from '@nestjs/common';
 import { ElasticJobModule } from '../lib/index.js';
 import { CacheCleanupJob } from './jobs/cache-cleanup.job.js';
+import { OutboxRelayJob } from './jobs/outbox-relay.job.js';
 import { RegionReportJob } from './jobs/region-report.job.js';
 
 @Module({
@@ -14,6 +15,6 @@ import { RegionReportJob } from './jobs/region-report.job.js';
       shutdownTimeoutMilliseconds: 5_000,
     }),
   ],
-  providers: [RegionReportJob, CacheCleanupJob],
+  providers: [RegionReportJob, CacheCleanupJob, OutboxRelayJob],
 })
 export class AppModule {}
