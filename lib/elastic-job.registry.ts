@@ -141,11 +141,12 @@ export class ElasticJobRegistry {
 
   /**
    * Fires the job now on every live instance of the cluster (ElasticJob's trigger: one `trigger/{instanceId}` node
-   * each). An instance whose firing is running runs once more after it. Resolves with the number of instances;
+   * each). An instance whose firing is running runs once more after it. `jobParameter` replaces the job's for that
+   * run (our instances read it from the trigger node; Java instances run with their own). Resolves with the number of instances;
    * rejects with a JobNotFoundError for a name this app has no job of, and with a RegistryError
    * (`CONNECTION_LOSS`) when ZooKeeper does not answer within the connection timeout.
    */
-  async trigger(jobName: string): Promise<number> {
+  async trigger(jobName: string, options: { jobParameter?: string } = {}): Promise<number> {
     const scheduler = this.scheduler(jobName);
     const registry = this.orchestrator.registryCenter;
     if (!registry)
@@ -156,7 +157,13 @@ export class ElasticJobRegistry {
       );
     const timeoutMs = registry.settings.connectionTimeoutMilliseconds;
     await awaitConnection(registry, timeoutMs, `Job '${jobName}': cannot trigger`);
-    return withinBound(scheduler.triggerAllInstances(), timeoutMs, `Job '${jobName}': trigger`);
+    if (options.jobParameter !== undefined && typeof options.jobParameter !== 'string')
+      throw new InvalidOperationError(
+        'trigger',
+        'jobParameter',
+        `must be a string, got ${JSON.stringify(options.jobParameter)}`,
+      );
+    return withinBound(scheduler.triggerAllInstances(options.jobParameter), timeoutMs, `Job '${jobName}': trigger`);
   }
 
   /** A job of this app; a JobNotFoundError otherwise (none before bootstrap). */

@@ -246,7 +246,7 @@ export class JobScheduler {
       this.execution,
       {
         onScheduleChange: (config) => this.trigger.reschedule(config.cron, config.timeZone),
-        onTrigger: () => this.executor.trigger(),
+        onTrigger: (jobParameter) => this.executor.trigger(jobParameter),
         onFailoverWaiting: () => this.executor.failoverIfNecessary(),
         onOwnInstanceDeleted: () => this.onOwnInstanceDeleted(),
       },
@@ -607,10 +607,11 @@ export class JobScheduler {
   }
 
   /** ElasticJob's JobOperateAPI.trigger: one `trigger/{id}` node per live instance; each fires once, now. */
-  async triggerAllInstances(): Promise<number> {
+  /** `jobParameter`: carried by each trigger node, used instead of the job's for that run. */
+  async triggerAllInstances(jobParameter?: string): Promise<number> {
     const { storage, paths } = this.ctx;
     const instances = (await storage.direct.children(paths.instances)) ?? [];
-    await Promise.all(instances.map((id) => storage.createIfNeeded(paths.trigger(id))));
+    await Promise.all(instances.map((id) => storage.createIfNeeded(paths.trigger(id), jobParameter ?? '')));
     return instances.length;
   }
 

@@ -108,8 +108,8 @@ export class ElasticJobOperator {
   // ---------------------------------------------------------------- operations
 
   /** Fires the job now on every online instance; resolves with their ids. */
-  async trigger(jobName: string): Promise<string[]> {
-    return this.run('trigger', (apis) => apis.jobOperate.trigger(jobName));
+  async trigger(jobName: string, options: { jobParameter?: string } = {}): Promise<string[]> {
+    return this.run('trigger', (apis) => apis.jobOperate.trigger(jobName, options.jobParameter));
   }
 
   /** Disables a job on every server, a server in every job, or one job on one server. */

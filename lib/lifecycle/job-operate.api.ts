@@ -28,16 +28,17 @@ export class JobOperateApi {
   /**
    * Fires the job now on every online instance: as ElasticJob's InstanceService.triggerAllInstances, `trigger/`
    * is emptied (triggers left for instances that are gone) and a `trigger/{instanceId}` made for each online one.
-   * Resolves with the instances reached.
+   * Resolves with the instances reached. `jobParameter` is written into each trigger node: our instances run that
+   * firing with it (Java instances ignore the node's data and run with their own).
    */
-  async trigger(jobName: string): Promise<string[]> {
+  async trigger(jobName: string, jobParameter?: string): Promise<string[]> {
     const paths = await this.read.requireJob(jobName, 'trigger');
     await this.registry.removeRecursive(paths.triggers);
     const instances = await this.read.children(paths.instances);
     await Promise.all(
       instances.map(async (id) => {
         try {
-          await this.registry.createWithParents(paths.trigger(id), Buffer.alloc(0), 'PERSISTENT');
+          await this.registry.createWithParents(paths.trigger(id), Buffer.from(jobParameter ?? ''), 'PERSISTENT');
         } catch (error) {
           if (registryErrorCode(error) !== 'NODE_EXISTS') throw error; // already triggered, not yet consumed
         }

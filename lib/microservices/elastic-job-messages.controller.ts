@@ -10,6 +10,8 @@ export interface ElasticJobMessage {
   jobName?: string;
   ip?: string;
   item?: number;
+  /** `trigger` only: the job parameter of that run. */
+  jobParameter?: string;
 }
 
 /** The error an `RpcException` carries back to the caller: the typed error's name and message. */
@@ -122,7 +124,17 @@ export function elasticJobMessagesController(options: ElasticJobMessagesOptions 
 
     @MessagePattern(`${prefix}.trigger`)
     trigger(@Payload() message: ElasticJobMessage) {
-      return run(() => this.operator.trigger(jobNameOf('trigger', message)));
+      return run(() => {
+        const jobName = jobNameOf('trigger', message);
+        const jobParameter = message?.jobParameter;
+        if (jobParameter !== undefined && typeof jobParameter !== 'string')
+          throw new InvalidOperationError(
+            'trigger',
+            'jobParameter',
+            `must be a string, got ${JSON.stringify(jobParameter)}`,
+          );
+        return this.operator.trigger(jobName, jobParameter === undefined ? {} : { jobParameter });
+      });
     }
 
     @MessagePattern(`${prefix}.disable`)

@@ -49,6 +49,8 @@ export class JobExecutor {
   /** When the overlap line was last logged at log level, and how many since went to debug. */
   private overlapLog = { at: -Infinity, suppressed: 0 };
   private readonly hooks = new Set<FiringHooks>();
+  /** The job parameter the pending manual trigger carries, taken by the TRIGGER firing that starts next. */
+  private triggerParameter: string | undefined;
   readonly events: ExecutionEvents;
 
   constructor(
@@ -131,8 +133,12 @@ export class JobExecutor {
     this.catchUpAfterReconnect();
   }
 
-  /** A manual trigger (`trigger/{instanceId}`): fire now, or once after the current firing. */
-  trigger(): void {
+  /**
+   * A manual trigger (`trigger/{instanceId}`): fire now, or once after the current firing. `jobParameter` replaces
+   * the job's for that run (triggers queued behind a firing collapse into one run: the last parameter wins).
+   */
+  trigger(jobParameter?: string): void {
+    this.triggerParameter = jobParameter;
     this.request('TRIGGER');
   }
 
@@ -198,7 +204,9 @@ export class JobExecutor {
     let settle!: () => void;
     const done = new Promise<void>((resolve) => (settle = resolve));
     this.state = { phase: 'FIRING', source, done, missed: this.state.missed, queued: undefined };
-    void this.runFiring(source, scheduledAt)
+    const jobParameter = source === 'TRIGGER' ? this.triggerParameter : undefined;
+    if (source === 'TRIGGER') this.triggerParameter = undefined;
+    void this.runFiring(source, scheduledAt, jobParameter)
       .catch((error: unknown) => this.ctx.logger.error(`firing failed: ${describeFailure(error)}`))
       .finally(() => {
         this.onFiringEnded();
@@ -266,7 +274,7 @@ export class JobExecutor {
     }
   }
 
-  private async runFiring(source: FiringSource, scheduledAt?: number): Promise<void> {
+  private async runFiring(source: FiringSource, scheduledAt?: number, jobParameter?: string): Promise<void> {
     if (!this.ctx.connection.isConnected()) {
       this.setMissed(true);
       this.ctx.logger.warn('not connected to ZooKeeper: firing skipped (misfire)');
@@ -279,7 +287,10 @@ export class JobExecutor {
       this.events.emit('firing-skipped', { ...this.eventBase(source), reason: 'rejoining', items: [] });
       return;
     }
-    let config = this.config.load();
+    // A trigger's job parameter replaces the job's for this firing (its items and listeners see it).
+    const withParameter = (loaded: JobConfiguration): JobConfiguration =>
+      jobParameter === undefined ? loaded : { ...loaded, jobParameter };
+    let config = withParameter(this.config.load());
     await this.checkClockDifference(config);
     if (config.monitorExecution) await this.execution.removeStaleOwnMarkers(config.shardingTotalCount);
     if (config.failover) {
@@ -295,7 +306,7 @@ export class JobExecutor {
       }
     }
     await this.sharding.shardingIfNecessary(config);
-    config = this.config.load();
+    config = withParameter(this.config.load());
     const items = this.localItems(config);
     if (config.monitorExecution && (await this.execution.misfireIfHasRunningItems(items))) {
       const stillRunning = this.execution.runningItems(items);

@@ -41,7 +41,8 @@ export class ClusterChangeReactions {
     private readonly execution: ExecutionService,
     private readonly hooks: {
       onScheduleChange: (config: JobConfiguration) => void;
-      onTrigger: () => void;
+      /** `jobParameter`: what the trigger node carried, for that run (undefined: the job's own). */
+      onTrigger: (jobParameter: string | undefined) => void;
       onFailoverWaiting: () => Promise<void>;
       /** `instances/{me}` deleted (by an operator, or by our session's end: the scheduler tells which). */
       onOwnInstanceDeleted: () => Promise<void>;
@@ -105,8 +106,10 @@ export class ClusterChangeReactions {
     }
     if (event.path === paths.trigger(this.ctx.instanceId) && event.type === 'ADDED') {
       this.run('manual trigger', async () => {
+        // A trigger may carry a job parameter for that run (ours; Java's are empty, and Java ignores the data).
+        const carried = await this.ctx.storage.direct.get(event.path);
         await this.ctx.storage.remove(event.path); // consumed by its target
-        this.hooks.onTrigger();
+        this.hooks.onTrigger(carried === undefined || carried === '' ? undefined : carried);
       });
     }
   }
