@@ -33,6 +33,8 @@ export interface ClusterOptions {
   ip?: string;
   /** `once`: the app has a distribute-once job listener (its calls are `once-started` / `once-completed` events). */
   listener?: 'once';
+  /** `dataflow`: the job streams endlessly (a `batch` event per processed batch) until a resharding stops it. */
+  type?: 'dataflow';
 }
 
 /** One instance of the test app (build/test/fixtures/cluster-app.js), a real OS process. */
@@ -55,6 +57,7 @@ export class ClusterInstance extends LineProcess {
         JOB_MONITOR: String(options.monitorExecution ?? true),
         ...(options.ip ? { INSTANCE_IP: options.ip } : {}),
         ...(options.listener ? { JOB_LISTENER: options.listener } : {}),
+        ...(options.type ? { JOB_TYPE: options.type } : {}),
       },
       process.env.CLUSTER_ECHO === '1',
     );
@@ -74,6 +77,11 @@ export class ClusterInstance extends LineProcess {
 
   starts(): StartEvent[] {
     return this.events().filter((event): event is StartEvent => event.event === 'start');
+  }
+
+  /** The streaming dataflow job's processed batches here. */
+  batches(): Array<{ item: number; at: number }> {
+    return this.events().filter((event) => event.event === 'batch') as unknown as Array<{ item: number; at: number }>;
   }
 
   /** The distribute-once listener's calls here. */
