@@ -25,6 +25,7 @@ const OPTIONS = {
   timeout: { type: 'string' },
   json: { type: 'boolean' },
   ip: { type: 'string' },
+  param: { type: 'string' },
   set: { type: 'string', multiple: true },
   watch: { type: 'boolean' },
   help: { type: 'boolean', short: 'h' },
@@ -60,6 +61,7 @@ export function parseCommandLine(argv: readonly string[], env: NodeJS.ProcessEnv
 
   const given: Record<CommandOption, boolean> = {
     ip: values.ip !== undefined,
+    param: values.param !== undefined,
     set: values.set !== undefined,
     watch: values.watch === true,
   };
@@ -76,7 +78,7 @@ export function parseCommandLine(argv: readonly string[], env: NodeJS.ProcessEnv
   // Every command's first argument is a job's name.
   const problem = args[0] === undefined ? undefined : nodeNameProblem(args[0]);
   if (problem) throw new UsageError(`<name> must be a job's name: '${args[0]!}' ${problem}`);
-  const input: CommandInput = { args, ip: values.ip, sets: values.set ?? [] };
+  const input: CommandInput = { args, ip: values.ip, param: values.param, sets: values.set ?? [] };
   command.check?.(input);
 
   return {

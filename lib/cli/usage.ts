@@ -23,6 +23,7 @@ export function usage(): string {
     '  --timeout MS           how long to wait for ZooKeeper to answer (default 15000)',
     '  --json                 one JSON document on stdout: exactly what the operator API returns',
     '  --ip IP                a server, for jobs, disable, enable, shutdown and remove',
+    '  --param P              the job parameter of the triggered run, for trigger',
     '  --set key=value        a configuration field to change (repeatable), for config',
     '  --watch                redraw on every change until Ctrl-C, for jobs and sharding (--json: a line each)',
     '  -h, --help             this text',

@@ -23,6 +23,7 @@ import { eventually, uniqueNamespace, zkConnect } from '../support/zk.js';
 
 const IPS = ['10.0.9.1', '10.0.9.2'] as const;
 const onDemandRuns: number[] = [];
+const onDemandParameters: string[] = [];
 
 @Injectable()
 class CliJobs {
@@ -38,6 +39,7 @@ class CliJobs {
   @ShardedJob({ jobName: 'on-demand', cron: '0 0 0 1 1 *', shardingTotalCount: 2 })
   onDemand(context: ShardingContext): void {
     onDemandRuns.push(context.shardingItem);
+    onDemandParameters.push(context.jobParameter);
   }
 }
 
@@ -299,6 +301,22 @@ describe('nestjs-elastic-job CLI', () => {
     expect(human.stdout).toBe(
       `Triggered job 'on-demand' on 2 instances:\nINSTANCE\n${IPS.map(instanceOf).join('\n')}\n`,
     );
+    // --param: the job parameter of that run, on every instance.
+    await eventually(
+      () => onDemandRuns.length,
+      (n) => n >= 4,
+      15_000,
+      'the second trigger',
+    );
+    onDemandParameters.length = 0;
+    expect((await cliOn(namespace, 'trigger', 'on-demand', '--param', 'full')).code).toBe(0);
+    await eventually(
+      () => onDemandParameters,
+      (seen) => seen.length >= 2,
+      15_000,
+      'the run with --param',
+    );
+    expect(onDemandParameters).toEqual(['full', 'full']);
   });
 
   it('disable / enable <name> [--ip IP]: servers/{ip} written, as ElasticJob targets them', async () => {

@@ -7,6 +7,8 @@ export interface CommandInput {
   readonly args: readonly string[];
   /** `--ip`: a server's IP. */
   readonly ip: string | undefined;
+  /** `--param`: the job parameter of a triggered run. */
+  readonly param?: string | undefined;
   /** `--set key=value`, in the order given. */
   readonly sets: readonly string[];
 }
@@ -25,7 +27,7 @@ export interface CommandOutput {
 }
 
 /** Options that only some commands take. */
-export type CommandOption = 'ip' | 'set' | 'watch';
+export type CommandOption = 'ip' | 'param' | 'set' | 'watch';
 
 export interface CliCommand {
   readonly name: string;

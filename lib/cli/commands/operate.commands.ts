@@ -9,13 +9,13 @@ import type { CliCommand, CommandInput } from './command.js';
 
 export const triggerCommand: CliCommand = {
   name: 'trigger',
-  synopsis: '<name>',
-  summary: 'fires the job now, once, on every online instance',
+  synopsis: '<name> [--param P]',
+  summary: 'fires the job now, once, on every online instance (with a job parameter for that run)',
   arity: [1, 1],
-  options: [],
-  async run({ operator, args }) {
+  options: ['param'],
+  async run({ operator, args, param }) {
     const jobName = args[0]!;
-    const instances = await operator.trigger(jobName);
+    const instances = await operator.trigger(jobName, param === undefined ? {} : { jobParameter: param });
     const human =
       instances.length === 0
         ? `Job '${jobName}' has no instance online: nothing triggered.\n`
