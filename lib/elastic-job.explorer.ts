@@ -29,6 +29,9 @@ import {
 } from './job/config/job-configuration.validator.js';
 import type { JobDefinition } from './job/job-scheduler.js';
 
+/** What a job's declaration brings beyond its options: its handler, and for typed jobs the type's parts. */
+type DefinitionParts = Pick<JobDefinition, 'handler'> & Partial<Pick<JobDefinition, 'type' | 'dataflow'>>;
+
 /** An `@OnElasticJobEvent()` method. */
 export interface DiscoveredSubscriber {
   name: string;
@@ -161,44 +164,19 @@ export class ElasticJobExplorer implements OnModuleInit {
     const found: JobDefinition[] = [];
     const owners = new Map<string, string>();
     const provided = this.namedProviders();
-    const known = {
-      strategies: [...BUILT_IN_NAMES.strategies, ...provided.strategies.map((strategy) => strategy.type)],
-      errorHandlers: [...BUILT_IN_NAMES.errorHandlers, ...provided.errorHandlers.map((handler) => handler.type)],
-    };
     /** One job: validated, its name unique in the app. */
-    const define = (
-      options: ShardedJobOptions,
-      owner: string,
-      rest: Pick<JobDefinition, 'handler'> & Partial<Pick<JobDefinition, 'type' | 'dataflow'>>,
-    ): void => {
-      const config = resolveJobConfiguration(options, known);
-      const identity = resolveJobClass(options, owner);
-      const previous = owners.get(config.jobName);
+    const define = (options: ShardedJobOptions, owner: string, rest: DefinitionParts): void => {
+      const definition = this.definition(options, owner, provided, rest);
+      const { jobName } = definition.config;
+      const previous = owners.get(jobName);
       if (previous)
         throw new JobConfigurationError(
-          config.jobName,
+          jobName,
           'jobName',
           `declared twice, on ${previous} and on ${owner}; job names must be unique`,
         );
-      owners.set(config.jobName, owner);
-      const cap = options.maxConcurrentItems;
-      if (cap !== undefined && (!Number.isInteger(cap) || cap < 1))
-        throw new JobConfigurationError(
-          config.jobName,
-          'maxConcurrentItems',
-          `must be an integer >= 1 (items run at once in this process), got ${JSON.stringify(cap)}`,
-        );
-      found.push({
-        ...(cap === undefined ? {} : { maxConcurrentItems: cap }),
-        config,
-        plugins: {
-          ...customPlugins(options),
-          providedStrategies: provided.strategies,
-          providedErrorHandlers: provided.errorHandlers,
-        },
-        owner: identity,
-        ...rest,
-      });
+      owners.set(jobName, owner);
+      found.push(definition);
     };
     for (const wrapper of [...this.discovery.getProviders(), ...this.discovery.getControllers()]) {
       const instance: unknown = wrapper.instance;
@@ -235,29 +213,41 @@ export class ElasticJobExplorer implements OnModuleInit {
     const jobName = typeof options?.jobName === 'string' ? options.jobName : undefined;
     if (typeof handler !== 'function')
       throw new JobConfigurationError(jobName, 'handler', 'addJob() needs a handler function (context) => ...');
-    const provided = this.namedProviders();
-    const known = {
+    // Its default identity, the same on every instance that adds it (a bad jobName fails in definition()).
+    return this.definition(options, `addJob(${jobName ?? ''})`, this.namedProviders(), { handler });
+  }
+
+  /**
+   * A job's definition from its options, validated as every job's are (the config, `maxConcurrentItems`), its
+   * strategy and error handler names resolved against the built-ins and the app's named providers.
+   */
+  private definition(
+    options: ShardedJobOptions,
+    owner: string,
+    provided: { strategies: JobShardingStrategy[]; errorHandlers: JobErrorHandler[] },
+    rest: DefinitionParts,
+  ): JobDefinition {
+    const config = resolveJobConfiguration(options, {
       strategies: [...BUILT_IN_NAMES.strategies, ...provided.strategies.map((strategy) => strategy.type)],
-      errorHandlers: [...BUILT_IN_NAMES.errorHandlers, ...provided.errorHandlers.map((h) => h.type)],
-    };
-    const config = resolveJobConfiguration(options, known);
+      errorHandlers: [...BUILT_IN_NAMES.errorHandlers, ...provided.errorHandlers.map((handler) => handler.type)],
+    });
     const cap = options.maxConcurrentItems;
     if (cap !== undefined && (!Number.isInteger(cap) || cap < 1))
       throw new JobConfigurationError(
         config.jobName,
         'maxConcurrentItems',
-        `must be an integer >= 1, got ${JSON.stringify(cap)}`,
+        `must be an integer >= 1 (items run at once in this process), got ${JSON.stringify(cap)}`,
       );
     return {
+      ...(cap === undefined ? {} : { maxConcurrentItems: cap }),
       config,
       plugins: {
         ...customPlugins(options),
         providedStrategies: provided.strategies,
         providedErrorHandlers: provided.errorHandlers,
       },
-      owner: resolveJobClass(options, `addJob(${config.jobName})`),
-      handler,
-      ...(cap === undefined ? {} : { maxConcurrentItems: cap }),
+      owner: resolveJobClass(options, owner),
+      ...rest,
     };
   }
 
@@ -266,11 +256,7 @@ export class ElasticJobExplorer implements OnModuleInit {
     options: DataflowJobOptions,
     instance: object,
     singleton: boolean,
-    define: (
-      options: ShardedJobOptions,
-      owner: string,
-      rest: Pick<JobDefinition, 'handler'> & Partial<Pick<JobDefinition, 'type' | 'dataflow'>>,
-    ) => void,
+    define: (options: ShardedJobOptions, owner: string, rest: DefinitionParts) => void,
   ): void {
     const owner = instance.constructor.name;
     const jobName = typeof options?.jobName === 'string' ? options.jobName : undefined;
