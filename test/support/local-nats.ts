@@ -1,6 +1,7 @@
-import { execFileSync, spawn, type ChildProcess } from 'node:child_process';
+import { execFileSync, type ChildProcess } from 'node:child_process';
 import { existsSync } from 'node:fs';
 import { findFreePort } from '../../lib/devtools/local-zookeeper.js';
+import { startServer, stopServer } from './server-process.js';
 
 const NATS_SERVER = '/usr/sbin/nats-server';
 
@@ -27,36 +28,19 @@ export class LocalNats {
 
   async start(): Promise<void> {
     if (this.server) return;
-    const server = spawn(NATS_SERVER, ['-a', '127.0.0.1', '-p', String(this.port)], {
-      stdio: ['ignore', 'ignore', 'pipe'],
-    });
-    this.server = server;
-    let log = '';
-    await new Promise<void>((resolve, reject) => {
-      const timer = setTimeout(() => reject(new Error(`nats-server did not start in 20 s:\n${log}`)), 20_000);
-      server.stderr!.on('data', (chunk: Buffer) => {
-        log += chunk.toString();
-        if (log.includes('Server is ready')) {
-          clearTimeout(timer);
-          resolve();
-        }
-      });
-      server.once('exit', (code) => {
-        clearTimeout(timer);
-        reject(new Error(`nats-server exited with ${code}:\n${log}`));
-      });
-    });
-    server.stderr!.resume();
+    this.server = await startServer(
+      'nats-server',
+      NATS_SERVER,
+      ['-a', '127.0.0.1', '-p', String(this.port)],
+      'Server is ready',
+      20_000,
+    );
   }
 
   async stop(): Promise<void> {
     const server = this.server;
     this.server = undefined;
-    if (!server || server.exitCode !== null) return;
-    await new Promise<void>((resolve) => {
-      server.once('exit', () => resolve());
-      server.kill('SIGKILL');
-    });
+    await stopServer(server, 'SIGKILL');
   }
 }
 

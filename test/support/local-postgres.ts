@@ -1,8 +1,9 @@
-import { execFileSync, spawn, type ChildProcess } from 'node:child_process';
+import { execFileSync, type ChildProcess } from 'node:child_process';
 import { chownSync, existsSync, mkdtempSync, readdirSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { findFreePort } from '../../lib/devtools/local-zookeeper.js';
+import { startServer, stopServer } from './server-process.js';
 
 /**
  * A throwaway PostgreSQL server for the tracing tests, from Debian's `postgresql` package (installed by .ci/run,
@@ -51,35 +52,21 @@ export class LocalPostgres {
       '-c',
       'full_page_writes=off',
     ];
-    const server = spawn(join(this.bin, 'postgres'), args, { stdio: ['ignore', 'ignore', 'pipe'], ...serverUser() });
-    this.server = server;
-    let log = '';
-    await new Promise<void>((resolve, reject) => {
-      const timer = setTimeout(() => reject(new Error(`PostgreSQL did not start in 30 s:\n${log}`)), 30_000);
-      server.stderr!.on('data', (chunk: Buffer) => {
-        log += chunk.toString();
-        if (log.includes('database system is ready to accept connections')) {
-          clearTimeout(timer);
-          resolve();
-        }
-      });
-      server.once('exit', (code) => {
-        clearTimeout(timer);
-        reject(new Error(`PostgreSQL exited with ${code}:\n${log}`));
-      });
-    });
-    server.stderr!.resume();
+    this.server = await startServer(
+      'PostgreSQL',
+      join(this.bin, 'postgres'),
+      args,
+      'database system is ready to accept connections',
+      30_000,
+      serverUser(),
+    );
   }
 
   /** Fast shutdown (SIGINT): connections are cut, as when a database server goes away. */
   async stop(): Promise<void> {
     const server = this.server;
     this.server = undefined;
-    if (!server || server.exitCode !== null) return;
-    await new Promise<void>((resolve) => {
-      server.once('exit', () => resolve());
-      server.kill('SIGINT');
-    });
+    await stopServer(server, 'SIGINT');
   }
 
   async destroy(): Promise<void> {

@@ -1,0 +1,42 @@
+import { spawn, type ChildProcess, type SpawnOptions } from 'node:child_process';
+
+/**
+ * Starts a throwaway server of the test harness (PostgreSQL, NATS) and resolves once it logs `ready` on stderr;
+ * rejects with its log when it exits first or takes longer than `timeoutMs`.
+ */
+export async function startServer(
+  name: string,
+  command: string,
+  args: readonly string[],
+  ready: string,
+  timeoutMs: number,
+  options: SpawnOptions = {},
+): Promise<ChildProcess> {
+  const server = spawn(command, args, { ...options, stdio: ['ignore', 'ignore', 'pipe'] });
+  let log = '';
+  await new Promise<void>((resolve, reject) => {
+    const timer = setTimeout(() => reject(new Error(`${name} did not start in ${timeoutMs} ms:\n${log}`)), timeoutMs);
+    server.stderr!.on('data', (chunk: Buffer) => {
+      log += chunk.toString();
+      if (log.includes(ready)) {
+        clearTimeout(timer);
+        resolve();
+      }
+    });
+    server.once('exit', (code) => {
+      clearTimeout(timer);
+      reject(new Error(`${name} exited with ${code}:\n${log}`));
+    });
+  });
+  server.stderr!.resume();
+  return server;
+}
+
+/** Stops a server started by startServer() with `signal`, and resolves when it has exited. */
+export async function stopServer(server: ChildProcess | undefined, signal: NodeJS.Signals): Promise<void> {
+  if (!server || server.exitCode !== null || server.signalCode !== null) return;
+  await new Promise<void>((resolve) => {
+    server.once('exit', () => resolve());
+    server.kill(signal);
+  });
+}
