@@ -1,4 +1,5 @@
 import { Injectable, Logger, type OnModuleInit } from '@nestjs/common';
+import { dayOfWeekNumberWarning } from './schedule/cron-preview.js';
 import { DiscoveryService, MetadataScanner, Reflector } from '@nestjs/core';
 import {
   ERROR_HANDLER_PROVIDER_METADATA,
@@ -231,6 +232,9 @@ export class ElasticJobExplorer implements OnModuleInit {
       strategies: [...BUILT_IN_NAMES.strategies, ...provided.strategies.map((strategy) => strategy.type)],
       errorHandlers: [...BUILT_IN_NAMES.errorHandlers, ...provided.errorHandlers.map((handler) => handler.type)],
     });
+    // Valid, but numbered in a dialect its writer may not have meant: warned with the days it fires on.
+    const dayWarning = config.cron === '' ? undefined : dayOfWeekNumberWarning(options.cron!, config.timeZone);
+    if (dayWarning) new Logger(`ElasticJob:${config.jobName}`).warn(dayWarning);
     const cap = options.maxConcurrentItems;
     if (cap !== undefined && (!Number.isInteger(cap) || cap < 1))
       throw new JobConfigurationError(

@@ -6,6 +6,7 @@ import { type CliInvocation, parseCommandLine } from './arguments.js';
 import { EXIT_FAILED, EXIT_OK, EXIT_USAGE, UsageError } from './cli-errors.js';
 import type { CommandContext, CommandOutput } from './commands/command.js';
 import { connectRegistry } from './connection.js';
+import { runCronPreview } from './cron-preview.command.js';
 import { runLocalZookeeper } from './local-zookeeper.command.js';
 import { CliOutput } from './output.js';
 import { PROGRAM, usage } from './usage.js';
@@ -21,6 +22,7 @@ export interface CliEnvironment {
 export async function runCli(argv: readonly string[], environment: CliEnvironment): Promise<number> {
   const output = new CliOutput(environment.stdout, environment.stderr);
   if (argv[0] === 'zookeeper') return runLocalZookeeper(argv.slice(1), output, untilInterrupted);
+  if (argv[0] === 'cron') return runCronPreview(argv.slice(1), output);
   let invocation: CliInvocation;
   try {
     const parsed = parseCommandLine(argv, environment.env);

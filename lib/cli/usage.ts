@@ -30,7 +30,8 @@ export function usage(): string {
     '',
     'Exit codes: 0 done, 1 the operation failed (the reason on stderr), 2 bad usage.',
     '',
-    `Development: ${PROGRAM} zookeeper [--port N] runs a throwaway local ZooKeeper until Ctrl-C.`,
+    `Development: ${PROGRAM} zookeeper [--port N] runs a throwaway local ZooKeeper until Ctrl-C;`,
+    `             ${PROGRAM} cron '<expression>' [--zone Z] [--count N] shows its next fire times.`,
     '',
   ].join('\n');
 }

@@ -21,6 +21,17 @@ export class JobConfigurationError extends ElasticJobError {
   }
 }
 
+/** A cron given to `describeCron()` (or the CLI's `cron`) that a job would refuse. */
+export class CronExpressionError extends ElasticJobError {
+  constructor(
+    readonly cron: string,
+    /** What is wrong, as the job validation says it. */
+    readonly detail: string,
+  ) {
+    super(`Invalid cron '${cron}': ${detail}`);
+  }
+}
+
 /** The job name is already registered in ZooKeeper by another provider method (ElasticJob's "job conflict"). */
 export class JobConflictError extends ElasticJobError {
   constructor(

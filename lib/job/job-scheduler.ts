@@ -1,3 +1,4 @@
+import { formatFireTimes, upcomingFireTimes } from '../schedule/cron-preview.js';
 import { Logger } from '@nestjs/common';
 import type { RegistryCenter } from '../registry/registry-center.js';
 import { JobEventPublisher, type JobEventSink } from '../events/job-event-publisher.js';
@@ -370,11 +371,12 @@ export class JobScheduler {
     void this.executor
       .failoverIfNecessary()
       .catch((error: unknown) => this.ctx.logger.warn(`failover claim failed: ${String(error)}`));
+    const { cron, timeZone } = this.configService.load();
     this.ctx.logger.log(
       `registered as ${this.ctx.instanceId}; ` +
-        (this.trigger.nextFireTime()?.toISOString()
-          ? `next firing ${this.trigger.nextFireTime()!.toISOString()}`
-          : 'one-off: runs when triggered'),
+        (cron === ''
+          ? 'one-off: runs when triggered'
+          : `next firings ${formatFireTimes(upcomingFireTimes(cron, timeZone, 3, new Date()), timeZone)}`),
     );
     return true;
   }

@@ -244,6 +244,8 @@ describe('nestjs-elastic-job CLI', () => {
     expect(JSON.parse(set.stdout)).toEqual(updated);
     const back = await cliOn(namespace, 'config', 'on-demand', '--set', 'timeZone=', '--set', 'misfire=true');
     expect(back.stdout).toMatch(/^Updated the configuration of job 'on-demand':\njobName: +on-demand\n/);
+    // The cron's next fire times, as a check that it means what was meant (1 January, midnight).
+    expect(back.stdout).toMatch(/\nnext firings: \w{3} \d{4}-01-01 00:00:00, \w{3} \d{4}-01-01 00:00:00, .* \(.+\)\n$/);
     expect(await operator.getJobConfiguration('on-demand')).toMatchObject({ timeZone: undefined, misfire: true });
 
     const version = (await zk.exists('/on-demand/config'))!.version;

@@ -222,6 +222,42 @@ describe('ElasticJobModule in one process against a real ZooKeeper', () => {
     expect(await zk.getChildren('/')).toEqual([]);
   });
 
+  it('logs the next fire times: at registration, and in a warning for a Quartz-style numbered weekday', async () => {
+    @Injectable()
+    class TuesdayJob {
+      @ShardedJob({ jobName: 'tuesday', cron: '0 0 12 ? * 2', timeZone: 'UTC', shardingTotalCount: 1 })
+      run(): void {}
+    }
+    const lines: Array<{ level: string; message: string; context: string }> = [];
+    const record =
+      (level: string) =>
+      (message: unknown, context?: unknown): void => {
+        lines.push({ level, message: String(message), context: String(context) });
+      };
+    // The testing module installs its own logger at compile(); this one is given to it instead.
+    @Module({ imports: [ElasticJobModule.forRoot(zkOptions(uniqueNamespace('tuesday')))], providers: [TuesdayJob] })
+    class AppModule {}
+    const moduleRef = await Test.createTestingModule({ imports: [AppModule] })
+      .setLogger({ log: record('log'), warn: record('warn'), error: record('error'), debug() {}, verbose() {} })
+      .compile();
+    closers.push(() => moduleRef.close());
+    await moduleRef.init();
+    await eventually(
+      () => lines.some((line) => line.message.startsWith('registered as')),
+      Boolean,
+      20_000,
+      'the registration log line',
+    );
+    const tuesdays = /Tue \d{4}-\d\d-\d\d 12:00:00, Tue \d{4}-\d\d-\d\d 12:00:00, Tue \d{4}-\d\d-\d\d 12:00:00 \(UTC\)/;
+    const warning = lines.find((line) => line.level === 'warn' && line.context === 'ElasticJob:tuesday');
+    expect(warning?.message).toMatch(/'0 0 12 \? \* 2' numbers day-of-week as cron-parser does/);
+    expect(warning?.message).toMatch(tuesdays);
+    const registered = lines.find((line) => line.message.startsWith('registered as'));
+    expect(registered).toMatchObject({ level: 'log', context: 'ElasticJob:tuesday' });
+    // As stored for Java instances, UTC is GMT (java-time-zone.ts): the same wall clock.
+    expect(registered?.message).toMatch(new RegExp(`next firings ${tuesdays.source.replace('UTC', 'GMT')}`));
+  });
+
   it('rejects two methods declaring the same jobName', async () => {
     @Injectable()
     class A {

@@ -1,3 +1,4 @@
+import { formatFireTimes, upcomingFireTimes } from '../../schedule/cron-preview.js';
 import type { JobConfiguration } from '../../job/config/job-configuration.js';
 import { formatFields, NONE } from '../table.js';
 import type { CliCommand } from './command.js';
@@ -23,7 +24,11 @@ export const configCommand: CliCommand = {
     const jobName = context.args[0]!;
     if (context.sets.length > 0) {
       const updated = await context.operator.updateJobConfiguration(jobName, parseConfigChanges(context.sets));
-      return { json: updated, human: `Updated the configuration of job '${jobName}':\n${fields(updated)}` };
+      const firings =
+        updated.cron === ''
+          ? ''
+          : `next firings: ${formatFireTimes(upcomingFireTimes(updated.cron, updated.timeZone, 3, new Date()), updated.timeZone)}\n`;
+      return { json: updated, human: `Updated the configuration of job '${jobName}':\n${fields(updated)}${firings}` };
     }
     const config = await context.operator.getJobConfiguration(jobName);
     if (config === undefined) throw await jobNotFound(context, jobName);

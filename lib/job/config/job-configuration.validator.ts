@@ -8,6 +8,7 @@ import { nodeNameProblem } from '../../registry/zookeeper-names.js';
 import { MAX_NODE_DATA_BYTES } from '../../registry/request-limits.js';
 import { expandCronPreset, normalizeCron, validateCron, validateTimeZone } from '../../schedule/cron-expression.js';
 import { CronDialectError, fromQuartzCron, toQuartzCron } from '../../schedule/quartz-cron.js';
+import { withFireTimes } from '../../schedule/cron-preview.js';
 import { BUILT_IN_SHARDING_STRATEGIES } from '../sharding/strategies/sharding-strategies.js';
 import { formatShardingItemParameters, parseShardingItemParameters } from '../sharding/sharding-item-parameters.js';
 import { BUILT_IN_ERROR_HANDLER_TYPES } from '../execution/job-error-handlers.js';
@@ -118,7 +119,7 @@ export function resolveJobConfiguration(
       cron = fromQuartzCron(toQuartzCron(normalizeCron(options.cron as string)));
     } catch (error) {
       if (!(error instanceof CronDialectError)) throw error;
-      fail(jobName, 'cron', error.message);
+      fail(jobName, 'cron', withFireTimes(error.message, options.cron as string, options.timeZone));
     }
     // The kept form is what the trigger runs: it must parse too (names and renumbered L/# always do; checked).
     const keptError = validateCron(cron, options.timeZone);

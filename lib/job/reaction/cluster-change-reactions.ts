@@ -1,3 +1,4 @@
+import { formatFireTimes, upcomingFireTimes } from '../../schedule/cron-preview.js';
 import type { TreeEvent } from '../../registry/tree-cache.js';
 import type { ConfigService } from '../config/config.service.js';
 import type { JobConfiguration } from '../config/job-configuration.js';
@@ -134,7 +135,10 @@ export class ClusterChangeReactions {
     }
     if (current.cron !== previous.cron || current.timeZone !== previous.timeZone) {
       this.ctx.logger.log(
-        `cron changed to '${current.cron}'${current.timeZone ? ` (${current.timeZone})` : ''}: rescheduling`,
+        current.cron === ''
+          ? 'cron removed: the job now runs only when triggered'
+          : `cron changed to '${current.cron}': rescheduling; next firings ` +
+              formatFireTimes(upcomingFireTimes(current.cron, current.timeZone, 3, new Date()), current.timeZone),
       );
       this.hooks.onScheduleChange(current);
     }
