@@ -9,6 +9,8 @@ export interface RunEvent {
   end: number;
   aborted: boolean;
   abortedAt: number | null;
+  /** The one-off job's: the job parameter of the run. */
+  jobParameter?: string;
 }
 
 export interface StartEvent {
@@ -33,8 +35,11 @@ export interface ClusterOptions {
   ip?: string;
   /** `once`: the app has a distribute-once job listener (its calls are `once-started` / `once-completed` events). */
   listener?: 'once';
-  /** `dataflow`: the job streams endlessly (a `batch` event per processed batch) until a resharding stops it. */
-  type?: 'dataflow';
+  /**
+   * `dataflow`: the job streams endlessly (a `batch` event per processed batch) until a resharding stops it;
+   * `one-off`: no cron, it runs when triggered (its runs carry the job parameter).
+   */
+  type?: 'dataflow' | 'one-off';
 }
 
 /** One instance of the test app (build/test/fixtures/cluster-app.js), a real OS process. */
