@@ -1,3 +1,5 @@
+import { Logger } from '@nestjs/common';
+import { NamespaceWatch, type NamespaceChange } from './namespace-watch.js';
 import { RegistryError, withinBound } from '../errors/elastic-job.errors.js';
 import type { ZookeeperConfiguration } from '../interfaces/module-options.interface.js';
 import type { JobConfiguration } from '../job/config/job-configuration.js';
@@ -7,7 +9,7 @@ import { DEFAULT_ZOOKEEPER_SETTINGS, validateZookeeperOptions } from '../registr
 import { JobConfigurationApi, type JobConfigurationChanges } from './job-configuration.api.js';
 import { JobOperateApi, type OperatedNode } from './job-operate.api.js';
 import { JobStatisticsApi } from './job-statistics.api.js';
-import type { JobBriefInfo, OperationTarget, ServerBriefInfo, ShardingInfo } from './lifecycle.types.js';
+import type { JobBriefInfo, JobServerInfo, OperationTarget, ServerBriefInfo, ShardingInfo } from './lifecycle.types.js';
 import { ServerStatisticsApi } from './server-statistics.api.js';
 import { ShardingOperateApi } from './sharding-operate.api.js';
 import { ShardingStatisticsApi } from './sharding-statistics.api.js';
@@ -101,6 +103,11 @@ export class ElasticJobOperator {
     return this.run('getAllServersBriefInfo', (apis) => apis.serverStatistics.getAllServersBriefInfo());
   }
 
+  /** One job's servers with their status in it and instances online: undefined when there is no such job. */
+  async getJobServersInfo(jobName: string): Promise<JobServerInfo[] | undefined> {
+    return this.run('getJobServersInfo', (apis) => apis.serverStatistics.getJobServersInfo(jobName));
+  }
+
   async getShardingInfo(jobName: string): Promise<ShardingInfo[]> {
     return this.run('getShardingInfo', (apis) => apis.shardingStatistics.getShardingInfo(jobName));
   }
@@ -157,6 +164,16 @@ export class ElasticJobOperator {
   }
 
   /** One call, bounded: it rejects with CONNECTION_LOSS when ZooKeeper does not answer within the timeout. */
+  /**
+   * Tells `listener` which jobs' nodes change, as they change (one ZooKeeper watch over the namespace, changes
+   * gathered for 200 ms), `resync` after a reconnection (changes meanwhile were missed) and the connection's state.
+   * What ElasticJob's console would poll for. Stop it with the result's close().
+   */
+  async watch(listener: (change: NamespaceChange) => void): Promise<{ close(): void }> {
+    const { registry } = await this.api();
+    return NamespaceWatch.start(registry, listener, (message) => new Logger('ElasticJob:operator').warn(message));
+  }
+
   private async run<T>(what: string, call: (apis: Apis) => Promise<T>): Promise<T> {
     return withinBound(call(await this.api()), this.connectionTimeoutMs, what);
   }

@@ -33,6 +33,13 @@ export interface ServerBriefInfo {
   disabledJobsNum: number;
 }
 
+/** One server of one job: `servers/{ip}` (`DISABLED` or anything else, enabled) and its instances online. */
+export interface JobServerInfo {
+  serverIp: string;
+  status: 'ENABLED' | 'DISABLED';
+  instances: string[];
+}
+
 /**
  * An item's state, first match wins: `DISABLED` (`sharding/{i}/disabled`), `RUNNING` (`sharding/{i}/running`),
  * `SHARDING_FLAG` (assigned to an instance that is not online), `PENDING` (waiting for its next firing).

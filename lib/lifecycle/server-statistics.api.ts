@@ -1,7 +1,7 @@
 import { JobNodePath } from '../job/paths.js';
 import { SERVER_DISABLED } from '../job/server/server.service.js';
 import type { RegistryReads } from '../registry/registry-center.js';
-import type { ServerBriefInfo } from './lifecycle.types.js';
+import type { JobServerInfo, ServerBriefInfo } from './lifecycle.types.js';
 import { NamespaceReader } from './namespace-reader.js';
 
 /** ElasticJob's ServerStatisticsAPI: the servers of a namespace over all jobs (docs/reference/elasticjob.md §6). */
@@ -56,5 +56,27 @@ export class ServerStatisticsApi {
         jobsNum: server.jobs.size,
         disabledJobsNum: server.disabled,
       }));
+  }
+
+  /**
+   * One job's servers: each `servers/{ip}` node with its status and the job's instances online on it. Not an
+   * ElasticJob API call (its console reads these nodes for its job detail); undefined when the job is not there.
+   */
+  async getJobServersInfo(jobName: string): Promise<JobServerInfo[] | undefined> {
+    const paths = new JobNodePath(jobName);
+    if (!(await this.read.exists(paths.config))) return undefined;
+    const [ips, instances] = await Promise.all([
+      this.read.children(paths.servers),
+      this.read.children(paths.instances),
+    ]);
+    const [values, instanceIps] = await Promise.all([
+      Promise.all(ips.map((ip) => this.read.text(paths.server(ip)))),
+      Promise.all(instances.map((id) => this.read.instanceServerIp(jobName, id))),
+    ]);
+    return ips.sort().map((serverIp) => ({
+      serverIp,
+      status: values[ips.indexOf(serverIp)] === SERVER_DISABLED ? 'DISABLED' : 'ENABLED',
+      instances: instances.filter((_, i) => instanceIps[i] === serverIp).sort(),
+    }));
   }
 }

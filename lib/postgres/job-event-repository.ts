@@ -1,4 +1,5 @@
-import type { PoolClient } from 'pg';
+import type { Pool, PoolClient } from 'pg';
+import type { ExecutionHistoryQuery, ExecutionRecord } from '../interfaces/execution-history.interface.js';
 import type { ItemCompletedEvent, ItemStartedEvent, JobStatusEvent } from '../events/elastic-job-event.types.js';
 import { javaItemList } from '../events/job-event-publisher.js';
 
@@ -108,6 +109,52 @@ export async function writeEvents(client: PoolClient, events: readonly TracedEve
     await client.query('COMMIT');
   } catch (error) {
     await client.query('ROLLBACK').catch(() => undefined);
+    throw error;
+  }
+}
+
+/** The most executions one query returns. */
+export const MAX_EXECUTIONS_READ = 500;
+
+interface ExecutionRow {
+  id: string;
+  job_name: string;
+  sharding_item: number;
+  execution_source: string;
+  ip: string;
+  hostname: string;
+  start_time: Date | null;
+  complete_time: Date | null;
+  is_success: boolean;
+  failure_cause: string | null;
+}
+
+/**
+ * The newest executions (ElasticJob's console reads the same table). A start row has `is_success` false and no
+ * complete time: shown as running (`success` undefined). No table yet (nothing traced so far): none.
+ */
+export async function readRecentExecutions(pool: Pool, query: ExecutionHistoryQuery): Promise<ExecutionRecord[]> {
+  const limit = Math.min(Math.max(1, Math.floor(query.limit)), MAX_EXECUTIONS_READ);
+  const where = query.jobName === undefined ? '' : 'WHERE job_name = $2 ';
+  const text =
+    'SELECT id, job_name, sharding_item, execution_source, ip, hostname, start_time, complete_time, is_success, ' +
+    `failure_cause FROM JOB_EXECUTION_LOG ${where}ORDER BY start_time DESC NULLS LAST, id LIMIT $1`;
+  try {
+    const result = await pool.query<ExecutionRow>(text, query.jobName === undefined ? [limit] : [limit, query.jobName]);
+    return result.rows.map((row) => ({
+      id: row.id,
+      jobName: row.job_name,
+      item: row.sharding_item,
+      source: row.execution_source,
+      ip: row.ip,
+      hostname: row.hostname,
+      startTime: row.start_time ?? undefined,
+      completeTime: row.complete_time ?? undefined,
+      success: row.complete_time === null ? undefined : row.is_success,
+      failureCause: row.failure_cause ?? undefined,
+    }));
+  } catch (error) {
+    if ((error as { code?: unknown }).code === '42P01') return []; // undefined_table: nothing traced yet
     throw error;
   }
 }

@@ -3,7 +3,18 @@ import { Pool, type PoolClient } from 'pg';
 import type { Subscription } from 'rxjs';
 import type { ElasticJobRegistry } from '../elastic-job.registry.js';
 import { describeError } from '../errors/elastic-job.errors.js';
-import { CREATE_TABLES, isDataError, writeEvents, type TracedEvent } from './job-event-repository.js';
+import type {
+  ExecutionHistory,
+  ExecutionHistoryQuery,
+  ExecutionRecord,
+} from '../interfaces/execution-history.interface.js';
+import {
+  CREATE_TABLES,
+  isDataError,
+  readRecentExecutions,
+  writeEvents,
+  type TracedEvent,
+} from './job-event-repository.js';
 
 export interface PostgresTracingOptions {
   /** Where to write: a connection string (a small pool of its own is made and closed here)... */
@@ -32,7 +43,7 @@ const QUERY_TIMEOUT_MS = 10_000;
  * counted) and writing is retried with backoff; when it answers again the tables are made if missing, the backlog
  * is written, and what was dropped is logged.
  */
-export class ElasticJobPostgresTracing implements OnModuleInit, OnApplicationShutdown {
+export class ElasticJobPostgresTracing implements OnModuleInit, OnApplicationShutdown, ExecutionHistory {
   private readonly logger = new Logger('ElasticJob:tracing');
   private readonly pool: Pool;
   private readonly ownPool: boolean;
@@ -90,6 +101,23 @@ export class ElasticJobPostgresTracing implements OnModuleInit, OnApplicationShu
     });
     this.timer = setInterval(() => void this.flush(), this.options.flushIntervalMilliseconds ?? 1_000);
     this.timer.unref();
+  }
+
+  /**
+   * The newest executions written (at most 500), for the console's executions list; bounded like every query here.
+   * What is still buffered is not in them yet.
+   */
+  recentExecutions(query: ExecutionHistoryQuery): Promise<ExecutionRecord[]> {
+    let timer: NodeJS.Timeout | undefined;
+    const timedOut = new Promise<never>((_, reject) => {
+      timer = setTimeout(
+        () => reject(new Error(`reading executions took over ${QUERY_TIMEOUT_MS} ms`)),
+        QUERY_TIMEOUT_MS,
+      );
+    });
+    const work = readRecentExecutions(this.pool, query);
+    work.catch(() => undefined); // a failure after the bound passed is not left unhandled
+    return Promise.race([work, timedOut]).finally(() => clearTimeout(timer));
   }
 
   /** Writes what is buffered now (one pass at a time; a pass during a backoff wait does nothing). */

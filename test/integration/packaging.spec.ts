@@ -69,6 +69,7 @@ describe('the package as published', () => {
       './opentelemetry',
       './postgres',
       './microservices',
+      './console',
       './package.json',
     ]);
     for (const entry of ['dist/terminus/index.js', 'dist/cjs/terminus/index.js', 'dist/terminus/index.d.ts'])
@@ -86,6 +87,13 @@ describe('the package as published', () => {
     expect(bareImports('dist/opentelemetry/index.js').has('@opentelemetry/api')).toBe(true);
     expect(bareImports('dist/postgres/index.js').has('pg')).toBe(true);
     expect(bareImports('dist/microservices/index.js').has('@nestjs/microservices')).toBe(true);
+    // The console needs nothing beyond the core's peers, and its browser script's DOM types stay in its own file.
+    for (const entry of ['dist/console/index.js', 'dist/cjs/console/index.js', 'dist/console/index.d.ts'])
+      expect(files.has(entry), entry).toBe(true);
+    const domTyped = [...files].filter(
+      (file) => file.endsWith('.d.ts') && readFileSync(file, 'utf8').includes('reference lib="dom"'),
+    );
+    expect(domTyped.filter((file) => !file.endsWith('console/page/console-app.d.ts'))).toEqual([]);
   });
 
   it('works in a Nest 11 CommonJS app: compiled by TypeScript 5.0, run by Node, tested by Jest in its default mode', () => {

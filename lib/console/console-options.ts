@@ -1,0 +1,80 @@
+import type { CanActivate, InjectionToken, Type } from '@nestjs/common';
+import { JobConfigurationError } from '../errors/elastic-job.errors.js';
+
+/** Options of `ElasticJobConsoleModule.forRoot()`. */
+export interface ElasticJobConsoleOptions {
+  /** Where the console is served, relative to the app's global prefix. Default `elastic-job`. */
+  path?: string;
+  /**
+   * Lets the page trigger, disable and enable jobs, servers and items, and shut instances down. Default false:
+   * read-only (the action routes answer 403). With `NODE_ENV=production`, actions need a `guard`.
+   */
+  actions?: boolean;
+  /**
+   * Protects every route of the console (page, data, live changes, actions), as `@UseGuards()` would: a guard
+   * class (resolved by Nest, with injection) or instance.
+   */
+  guard?: Type<CanActivate> | CanActivate;
+  /**
+   * Where the executions list comes from: a provider of the app implementing `ExecutionHistory`, such as
+   * `ElasticJobPostgresTracing` (`nestjs-elastic-job/postgres`). Without it the page has no executions list.
+   */
+  executionHistory?: InjectionToken;
+  /** The page's title. Default `ElasticJob console`. */
+  title?: string;
+}
+
+export interface ResolvedConsoleOptions {
+  path: string;
+  actions: boolean;
+  guard: Type<CanActivate> | CanActivate | undefined;
+  executionHistory: InjectionToken | undefined;
+  title: string;
+}
+
+export const CONSOLE_OPTIONS = Symbol('ELASTIC_JOB_CONSOLE_OPTIONS');
+
+/** Path segments: letters, digits and `-_.~`, as URL path segments need no escaping then. */
+const PATH = /^[A-Za-z0-9\-_.~]+(\/[A-Za-z0-9\-_.~]+)*$/;
+
+/** Checked at forRoot(), before the app starts: a JobConfigurationError names the option. */
+export function resolveConsoleOptions(
+  options: ElasticJobConsoleOptions = {},
+  environment: NodeJS.ProcessEnv = process.env,
+): ResolvedConsoleOptions {
+  const fail = (field: string, detail: string): never => {
+    throw new JobConfigurationError(undefined, `console.${field}`, detail);
+  };
+  if (typeof options !== 'object' || options === null) fail('options', 'forRoot() takes an options object');
+  const path = (options.path ?? 'elastic-job').replace(/^\/+|\/+$/g, '');
+  if (!PATH.test(path) || path.split('/').some((segment) => segment === '.' || segment === '..'))
+    fail(
+      'path',
+      `must be URL path segments of letters, digits and -_.~, e.g. "admin/jobs"; got ${JSON.stringify(options.path)}`,
+    );
+  if (options.actions !== undefined && typeof options.actions !== 'boolean')
+    fail('actions', `must be true or false, got ${JSON.stringify(options.actions)}`);
+  const guard = options.guard;
+  if (
+    guard !== undefined &&
+    typeof guard !== 'function' &&
+    (typeof guard !== 'object' || guard === null || typeof (guard as CanActivate).canActivate !== 'function')
+  )
+    fail('guard', 'must be a CanActivate class or instance (an object with canActivate(context))');
+  const actions = options.actions ?? false;
+  if (actions && guard === undefined && environment.NODE_ENV === 'production')
+    fail(
+      'guard',
+      'actions are enabled in production (NODE_ENV=production) with no guard: anyone reaching the app could ' +
+        'trigger or stop jobs. Give a guard (your authentication), or leave actions off',
+    );
+  if (options.title !== undefined && (typeof options.title !== 'string' || options.title.length > 100))
+    fail('title', 'must be a string of at most 100 characters');
+  return {
+    path,
+    actions,
+    guard,
+    executionHistory: options.executionHistory,
+    title: options.title ?? 'ElasticJob console',
+  };
+}

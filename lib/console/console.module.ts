@@ -1,0 +1,22 @@
+import { type DynamicModule, Module } from '@nestjs/common';
+import { ConsoleActionGuard } from './console-action.guard.js';
+import { CONSOLE_OPTIONS, type ElasticJobConsoleOptions, resolveConsoleOptions } from './console-options.js';
+import { ConsoleStateService } from './console-state.service.js';
+import { createConsoleController } from './console.controller.js';
+
+/**
+ * The web console (README, Console): a page and its JSON routes under `path` in the app's HTTP server, over the
+ * operator API of the app's ElasticJobModule. Import it beside `ElasticJobModule.forRoot()` in an HTTP app.
+ * @publicApi
+ */
+@Module({})
+export class ElasticJobConsoleModule {
+  static forRoot(options: ElasticJobConsoleOptions = {}): DynamicModule {
+    const resolved = resolveConsoleOptions(options);
+    return {
+      module: ElasticJobConsoleModule,
+      controllers: [createConsoleController(resolved)],
+      providers: [{ provide: CONSOLE_OPTIONS, useValue: resolved }, ConsoleStateService, ConsoleActionGuard],
+    };
+  }
+}

@@ -1,0 +1,5 @@
+// `nestjs-elastic-job/console`: the web console, in its own entry point so that apps without it load none of it.
+export { ElasticJobConsoleModule } from './console.module.js';
+export type { ElasticJobConsoleOptions } from './console-options.js';
+export type { ConsoleChange, ConsoleJobDetail, ConsoleJobRow, ConsoleJobsPage } from './console-state.service.js';
+export { CSRF_HEADER } from './console-action.guard.js';

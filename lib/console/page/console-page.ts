@@ -1,0 +1,100 @@
+import { consoleApp } from './console-app.js';
+
+/** The page's script: consoleApp's own source, run once the page is parsed (see console-app.ts). */
+export const CONSOLE_SCRIPT = `'use strict';\n(${consoleApp.toString()})();\n`;
+
+function escapeHtml(text: string): string {
+  return text.replace(/[&<>"']/g, (c) => ({ '&': '&amp;', '<': '&lt;', '>': '&gt;', '"': '&quot;', "'": '&#39;' })[c]!);
+}
+
+/**
+ * The page's HTML: a shell the script fills. `base` is the console's URL path as the browser asked for it (the
+ * app's global prefix included), so the assets resolve wherever the console is mounted.
+ */
+export function consoleHtml(page: {
+  base: string;
+  title: string;
+  csrfToken: string;
+  actions: boolean;
+  history: boolean;
+}): string {
+  const base = escapeHtml(page.base);
+  return `<!doctype html>
+<html lang="en">
+<head>
+<meta charset="utf-8">
+<meta name="viewport" content="width=device-width, initial-scale=1">
+<meta name="elastic-job-csrf" content="${escapeHtml(page.csrfToken)}">
+<meta name="elastic-job-actions" content="${page.actions}">
+<meta name="elastic-job-history" content="${page.history}">
+<title>${escapeHtml(page.title)}</title>
+<link rel="stylesheet" href="${base}/console.css">
+<script src="${base}/console.js" defer></script>
+</head>
+<body>
+<div id="console"><noscript>The console needs JavaScript.</noscript></div>
+<dialog id="confirm" aria-labelledby="confirm-text">
+<form method="dialog">
+<p id="confirm-text"></p>
+<div class="buttons"><button id="confirm-no" value="cancel">Cancel</button><button id="confirm-yes" type="button" class="primary">Confirm</button></div>
+</form>
+</dialog>
+</body>
+</html>
+`;
+}
+
+/** Readable on a laptop and a phone: two columns when there is room, one otherwise; tables scroll on their own. */
+export const CONSOLE_STYLE = `
+:root { color-scheme: light dark; --fg: #1d2330; --muted: #5b6478; --bg: #f6f7fb; --panel: #fff; --line: #d9dde7;
+  --accent: #2457c5; --ok: #1b7f3b; --warn: #a15c00; --bad: #b3261e; font: 15px/1.45 system-ui, sans-serif; }
+@media (prefers-color-scheme: dark) { :root { --fg: #e6e9f0; --muted: #a3abbd; --bg: #14171f; --panel: #1c2029;
+  --line: #343a48; --accent: #8fb0ff; --ok: #6fd08c; --warn: #f0b35a; --bad: #ff8a80; } }
+* { box-sizing: border-box; }
+body { margin: 0; background: var(--bg); color: var(--fg); }
+header { display: flex; flex-wrap: wrap; align-items: center; gap: .5rem 1rem; padding: .75rem 1rem;
+  border-bottom: 1px solid var(--line); background: var(--panel); }
+h1 { font-size: 1.2rem; margin: 0 auto 0 0; }
+h2 { font-size: 1.05rem; margin: 0 0 .5rem; }
+main { display: grid; gap: 1rem; padding: 1rem; grid-template-columns: minmax(0, 1fr); }
+@media (min-width: 1000px) { main { grid-template-columns: minmax(0, 1fr) minmax(0, 1fr); } .wide { grid-column: 1 / -1; } }
+.panel { background: var(--panel); border: 1px solid var(--line); border-radius: 8px; padding: 1rem; min-width: 0; }
+.filters { display: flex; flex-wrap: wrap; gap: .5rem; align-items: center; margin-bottom: .5rem; }
+input, select, button { font: inherit; color: inherit; }
+input, select { padding: .35rem .5rem; border: 1px solid var(--line); border-radius: 6px; background: var(--bg); }
+button { padding: .3rem .7rem; border: 1px solid var(--line); border-radius: 6px; background: var(--bg); cursor: pointer; }
+button.primary { background: var(--accent); border-color: var(--accent); color: #fff; }
+button.link { border: 0; background: none; padding: 0; color: var(--accent); text-decoration: underline; text-align: left; }
+button[disabled] { opacity: .5; cursor: default; }
+:focus-visible { outline: 3px solid var(--accent); outline-offset: 2px; }
+.table-wrap { overflow-x: auto; margin: .5rem 0 1rem; }
+table { border-collapse: collapse; width: 100%; }
+caption { text-align: left; font-weight: 600; padding: .25rem 0; }
+th, td { text-align: left; padding: .35rem .5rem; border-bottom: 1px solid var(--line); vertical-align: top; white-space: nowrap; }
+td.cause { white-space: normal; max-width: 28rem; }
+.num { text-align: right; }
+.mono { font-family: ui-monospace, monospace; font-size: .9em; }
+tr[aria-current="true"] { background: color-mix(in srgb, var(--accent) 12%, transparent); }
+.badge { display: inline-block; padding: 0 .45rem; border-radius: 999px; font-size: .8rem; font-weight: 600;
+  border: 1px solid currentColor; }
+.badge-ok, .badge-success, .badge-enabled, .badge-pending { color: var(--ok); }
+.badge-running { color: var(--accent); }
+.badge-sharding_flag { color: var(--warn); }
+.badge-crashed, .badge-failure, .badge-disabled { color: var(--bad); }
+.pill { padding: .1rem .6rem; border-radius: 999px; border: 1px solid var(--line); font-size: .85rem; }
+.pill-live { color: var(--ok); border-color: var(--ok); }
+.pill-down { color: var(--bad); border-color: var(--bad); }
+.buttons { display: flex; flex-wrap: wrap; gap: .4rem; margin: .25rem 0 .75rem; }
+td.buttons { margin: 0; }
+.pager { display: flex; align-items: center; gap: .75rem; }
+.config { display: grid; grid-template-columns: max-content minmax(0, 1fr); gap: .2rem 1rem; margin: .5rem 0 1rem; }
+.config dt { color: var(--muted); }
+.config dd { margin: 0; overflow-wrap: anywhere; }
+.hint { color: var(--muted); }
+#toast:empty { display: none; }
+.toast { margin: .75rem 1rem 0; padding: .5rem .75rem; border-radius: 6px; border: 1px solid var(--ok); }
+.toast-error { border-color: var(--bad); }
+dialog { border: 1px solid var(--line); border-radius: 8px; background: var(--panel); color: var(--fg); max-width: 32rem; }
+dialog::backdrop { background: rgb(0 0 0 / .4); }
+pre { white-space: pre-wrap; font-size: .8rem; }
+`;

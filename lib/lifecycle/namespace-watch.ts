@@ -1,0 +1,89 @@
+import { describeError } from '../errors/elastic-job.errors.js';
+import type { RegistryCenter } from '../registry/registry-center.js';
+import type { WatchEvent } from '../registry/registry.types.js';
+
+/** What a namespace watch reports: the jobs whose nodes changed, or that changes may have been missed. */
+export type NamespaceChange =
+  | { readonly kind: 'jobs'; readonly jobNames: readonly string[] }
+  /** The connection came back: changes made meanwhile were not seen; everything should be read again. */
+  | { readonly kind: 'resync' }
+  | { readonly kind: 'connection'; readonly connected: boolean };
+
+/** Changes closer together than this are told once, with every job they touched (a busy job writes on each firing). */
+const SETTLE_MS = 200;
+
+/**
+ * Changes under a namespace, by job: one ZooKeeper persistent recursive watch on its root, added again on every
+ * reconnection (a watch belongs to a connection), changes gathered for SETTLE_MS and told as the set of job names
+ * (a path's first segment). close() removes the watch and the listener; it is idempotent.
+ */
+export class NamespaceWatch {
+  private state: 'WATCHING' | 'CLOSED' = 'WATCHING';
+  private pending = new Set<string>();
+  private timer: NodeJS.Timeout | undefined;
+  private readonly unsubscribe: () => void;
+  private readonly watcher = (event: WatchEvent): void => this.onEvent(event);
+
+  private constructor(
+    private readonly registry: RegistryCenter,
+    private readonly listener: (change: NamespaceChange) => void,
+    private readonly warn: (message: string) => void,
+  ) {
+    this.unsubscribe = registry.onStateChange((change) => {
+      if (this.state === 'CLOSED') return;
+      if (change.state === 'SUSPENDED' || change.state === 'LOST') this.tell({ kind: 'connection', connected: false });
+      if (change.state === 'RECONNECTED') {
+        this.tell({ kind: 'connection', connected: true });
+        registry.addPersistentRecursiveWatch('/', this.watcher).then(
+          () => this.tell({ kind: 'resync' }),
+          (error: unknown) => this.warn(`could not watch the namespace again: ${describeError(error)}`),
+        );
+      }
+    });
+  }
+
+  static async start(
+    registry: RegistryCenter,
+    listener: (change: NamespaceChange) => void,
+    warn: (message: string) => void,
+  ): Promise<NamespaceWatch> {
+    const watch = new NamespaceWatch(registry, listener, warn);
+    try {
+      await registry.addPersistentRecursiveWatch('/', watch.watcher);
+    } catch (error) {
+      watch.close();
+      throw error;
+    }
+    return watch;
+  }
+
+  close(): void {
+    if (this.state === 'CLOSED') return;
+    this.state = 'CLOSED';
+    this.unsubscribe();
+    this.registry.removePersistentRecursiveWatch('/', this.watcher);
+    clearTimeout(this.timer);
+    this.pending.clear();
+  }
+
+  private onEvent(event: WatchEvent): void {
+    if (this.state === 'CLOSED') return;
+    const jobName = event.path.split('/')[1];
+    if (!jobName) return;
+    this.pending.add(jobName);
+    this.timer ??= setTimeout(() => {
+      this.timer = undefined;
+      const jobNames = [...this.pending];
+      this.pending.clear();
+      this.tell({ kind: 'jobs', jobNames });
+    }, SETTLE_MS);
+  }
+
+  private tell(change: NamespaceChange): void {
+    try {
+      this.listener(change);
+    } catch (error) {
+      this.warn(`a namespace watch listener threw: ${describeError(error)}`);
+    }
+  }
+}
