@@ -40,6 +40,10 @@ export interface ClusterOptions {
    * `one-off`: no cron, it runs when triggered (its runs carry the job parameter).
    */
   type?: 'dataflow' | 'one-off';
+  /** PostgreSQL tracing into this database. */
+  databaseUrl?: string;
+  /** Serve the web console (actions on) on this loopback port. */
+  consolePort?: number;
 }
 
 /** One instance of the test app (build/test/fixtures/cluster-app.js), a real OS process. */
@@ -63,6 +67,8 @@ export class ClusterInstance extends LineProcess {
         ...(options.ip ? { INSTANCE_IP: options.ip } : {}),
         ...(options.listener ? { JOB_LISTENER: options.listener } : {}),
         ...(options.type ? { JOB_TYPE: options.type } : {}),
+        ...(options.databaseUrl ? { DATABASE_URL: options.databaseUrl } : {}),
+        ...(options.consolePort ? { CONSOLE_PORT: String(options.consolePort) } : {}),
       },
       process.env.CLUSTER_ECHO === '1',
     );

@@ -104,14 +104,15 @@ export function consoleApp(): void {
     element.addEventListener('click', onClick);
     return element;
   }
-  function table(caption: string, headers: string[], rows: HTMLElement[], empty: string) {
+  /** `caption` is read out by screen readers; shown too unless the section's heading already says it. */
+  function table(caption: string, headers: string[], rows: HTMLElement[], empty: string, showCaption = true) {
     return h(
       'div',
       { class: 'table-wrap' },
       h(
         'table',
         {},
-        h('caption', {}, caption),
+        h('caption', { class: showCaption ? undefined : 'visually-hidden' }, caption),
         h('thead', {}, h('tr', {}, ...headers.map((header) => h('th', { scope: 'col' }, header)))),
         h('tbody', {}, ...(rows.length ? rows : [h('tr', {}, h('td', { colspan: String(headers.length) }, empty))])),
       ),
@@ -249,7 +250,7 @@ export function consoleApp(): void {
     const last = Math.min(page.offset + page.limit, page.total);
     replace(
       'jobs-list',
-      table('Jobs', ['Job', 'Status', 'Cron', 'Next fire time', 'Instances', 'Items'], rows, 'No job matches.'),
+      table('Jobs', ['Job', 'Status', 'Cron', 'Next fire time', 'Instances', 'Items'], rows, 'No job matches.', false),
       h(
         'nav',
         { class: 'pager', 'aria-label': 'Jobs pages' },
@@ -399,6 +400,7 @@ export function consoleApp(): void {
         ['Server', 'Instances', 'Jobs', 'Disabled in', ...(actionsEnabled ? ['Actions'] : [])],
         rows,
         'No server.',
+        false,
       ),
     );
   }

@@ -91,6 +91,7 @@ td.buttons { margin: 0; }
 .config dt { color: var(--muted); }
 .config dd { margin: 0; overflow-wrap: anywhere; }
 .hint { color: var(--muted); }
+.visually-hidden { position: absolute; width: 1px; height: 1px; overflow: hidden; clip-path: inset(50%); white-space: nowrap; }
 #toast:empty { display: none; }
 .toast { margin: .75rem 1rem 0; padding: .5rem .75rem; border-radius: 6px; border: 1px solid var(--ok); }
 .toast-error { border-color: var(--bad); }
