@@ -1,8 +1,10 @@
 import { Module } from '@nestjs/common';
+import { ElasticJobConsoleModule } from '../lib/console/index.js';
 import { ElasticJobModule } from '../lib/index.js';
 import { CacheCleanupJob } from './jobs/cache-cleanup.job.js';
 import { OutboxRelayJob } from './jobs/outbox-relay.job.js';
 import { RegionReportJob } from './jobs/region-report.job.js';
+import { LocalhostOnlyGuard } from './localhost-only.guard.js';
 
 @Module({
   imports: [
@@ -14,6 +16,10 @@ import { RegionReportJob } from './jobs/region-report.job.js';
       },
       shutdownTimeoutMilliseconds: 5_000,
     }),
+    // The web console, on the instance given a CONSOLE_PORT (main.ts): actions on, for requests from this machine.
+    ...(process.env.CONSOLE_PORT
+      ? [ElasticJobConsoleModule.forRoot({ actions: true, guard: new LocalhostOnlyGuard() })]
+      : []),
   ],
   providers: [RegionReportJob, CacheCleanupJob, OutboxRelayJob],
 })

@@ -2,12 +2,13 @@
  * The sample cluster: 3 instances of sample/main.ts on one ZooKeeper (a throwaway local one when ZK_CONNECT is
  * unset). After 12 s one instance is stopped (SIGTERM) and the items move to the two others; a summary of who
  * ran which item, what the operator CLI (`npx nestjs-elastic-job`) showed while three ran, and the ZooKeeper tree,
- * are printed. `--keep` keeps the cluster running until Ctrl-C.
+ * are printed. bravo serves the web console (its URL printed first; CONSOLE_PORT chooses the port). `--keep` (and
+ * `npm run sample:console`) keeps the cluster running until Ctrl-C.
  */
 import { execFile, spawn, type ChildProcess } from 'node:child_process';
 import { ZookeeperRegistryCenter } from '../lib/registry/zookeeper-registry-center.js';
 import { dumpTree } from '../tools/zookeeper/dump-tree.js';
-import { LocalZookeeper } from '../lib/devtools/local-zookeeper.js';
+import { findFreePort, LocalZookeeper } from '../lib/devtools/local-zookeeper.js';
 
 const PHASE_MS = 12_000;
 const names = ['alpha', 'bravo', 'charlie'];
@@ -17,9 +18,24 @@ type Sighting = { phase: number; job: string; item: number; instance: string };
 const sightings: Sighting[] = [];
 let phase = 1;
 
-function startInstance(name: string, index: number, zkConnect: string, namespace: string): ChildProcess {
+function startInstance(
+  name: string,
+  index: number,
+  zkConnect: string,
+  namespace: string,
+  consolePort: number | undefined,
+): ChildProcess {
+  // The console port goes to bravo only: the others would fail to listen on it.
+  const { CONSOLE_PORT: _consolePort, ...inherited } = process.env;
   const child = spawn(process.execPath, ['build/sample/main.js'], {
-    env: { ...process.env, ZK_CONNECT: zkConnect, ZK_NAMESPACE: namespace, INSTANCE_NAME: name, NO_COLOR: '1' },
+    env: {
+      ...inherited,
+      ZK_CONNECT: zkConnect,
+      ZK_NAMESPACE: namespace,
+      INSTANCE_NAME: name,
+      NO_COLOR: '1',
+      ...(consolePort === undefined ? {} : { CONSOLE_PORT: String(consolePort) }),
+    },
     stdio: ['ignore', 'pipe', 'pipe'],
   });
   let buffer = '';
@@ -83,7 +99,13 @@ async function main(): Promise<void> {
   }
   const namespace = `elastic-job-sample-${Date.now()}`;
   process.stdout.write(`ZooKeeper ${zkConnect}, namespace /${namespace}\n\n`);
-  const children = names.map((name, index) => startInstance(name, index, zkConnect!, namespace));
+  // bravo serves the console: alpha is the one stopped half-way.
+  const consolePort = process.env.CONSOLE_PORT ? Number(process.env.CONSOLE_PORT) : await findFreePort();
+  const consoleUrl = `http://127.0.0.1:${consolePort}/elastic-job`;
+  process.stdout.write(`Web console (served by bravo): ${consoleUrl}\n\n`);
+  const children = names.map((name, index) =>
+    startInstance(name, index, zkConnect!, namespace, name === 'bravo' ? consolePort : undefined),
+  );
   const stopAll = async (): Promise<void> => {
     await Promise.all(
       children.map(
@@ -118,9 +140,10 @@ async function main(): Promise<void> {
   process.stdout.write(`\nThe operator's view while alpha, bravo and charlie ran:\n\n${withThree}`);
   process.stdout.write(`\nZooKeeper tree of /${namespace}:\n${tree.join('\n')}\n`);
   if (keep) {
-    process.stdout.write('\n--keep: cluster keeps running; Ctrl-C to stop.\n');
+    process.stdout.write(`\n--keep: cluster keeps running; the console is at ${consoleUrl}; Ctrl-C to stop.\n`);
     return;
   }
+  process.stdout.write(`\nThe web console was at ${consoleUrl} (npm run sample:console keeps it running).\n`);
   await stopAll();
 }
 
