@@ -15,6 +15,11 @@ import { LineProcess } from '../test/support/line-process.js';
 import { LocalPostgres } from '../test/support/local-postgres.js';
 import { LocalNats } from '../test/support/local-nats.js';
 import { findFreePort } from '../lib/devtools/local-zookeeper.js';
+import type { AddressInfo } from 'node:net';
+import { Module } from '@nestjs/common';
+import { NestFactory } from '@nestjs/core';
+import { ElasticJobModule, ElasticJobRegistry } from '../lib/index.js';
+import { ElasticJobConsoleModule } from '../lib/console/index.js';
 
 const ROUNDS = Number(process.env.BENCH_ROUNDS ?? 5);
 const quick = process.env.BENCH_QUICK === '1';
@@ -736,6 +741,68 @@ async function transportWait(): Promise<{
   }
 }
 
+/**
+ * The web console over a namespace of `jobs` jobs (one app holding them all, the console in it): a jobs page read
+ * cold (every job read once), warm (nothing changed: no read), filtered, after one job changed (the watch names it:
+ * one job read again), and a job's detail. Each warm figure is the median of ROUNDS requests.
+ */
+async function consoleAtSize(jobs: number): Promise<{
+  coldMs: number;
+  warm: Figure;
+  filtered: Figure;
+  afterChange: Figure;
+  detail: Figure;
+}> {
+  @Module({
+    imports: [
+      ElasticJobModule.forRoot({ zookeeper: { serverLists: zk.connectString, namespace: ns('console') } }),
+      ElasticJobConsoleModule.forRoot({ actions: true }),
+    ],
+  })
+  class ConsoleBenchApp {}
+  const app = await NestFactory.create(ConsoleBenchApp, { logger: ['error'] });
+  try {
+    await app.listen(0, '127.0.0.1');
+    const url = `http://127.0.0.1:${(app.getHttpServer().address() as AddressInfo).port}/elastic-job/api`;
+    const registry = app.get(ElasticJobRegistry);
+    for (let i = 0; i < jobs; i++)
+      await registry.addJob(
+        { jobName: `job-${String(i).padStart(5, '0')}`, cron: '0 0 3 * * *', shardingTotalCount: 2 },
+        () => undefined,
+      );
+    const timed = async (path: string): Promise<number> => {
+      const start = performance.now();
+      const response = await fetch(`${url}/${path}`);
+      if (!response.ok) throw new Error(`${path}: ${response.status}`);
+      await response.json();
+      return round(performance.now() - start);
+    };
+    const coldMs = await timed('jobs?limit=50');
+    const warm: number[] = [];
+    const filtered: number[] = [];
+    const afterChange: number[] = [];
+    const detail: number[] = [];
+    const operator = app.get(ElasticJobOperator);
+    for (let round_ = 0; round_ < ROUNDS; round_++) {
+      warm.push(await timed('jobs?limit=50'));
+      filtered.push(await timed('jobs?name=00042'));
+      detail.push(await timed(`jobs/job-${String(round_).padStart(5, '0')}`));
+      await operator.disable({ jobName: `job-${String(round_).padStart(5, '0')}` });
+      await sleep(400); // the watch gathers changes for 200 ms
+      afterChange.push(await timed('jobs?status=DISABLED'));
+    }
+    return {
+      coldMs,
+      warm: figure(warm, 'ms'),
+      filtered: figure(filtered, 'ms'),
+      afterChange: figure(afterChange, 'ms'),
+      detail: figure(detail, 'ms'),
+    };
+  } finally {
+    await app.close();
+  }
+}
+
 // ---------------------------------------------------------------------------------------------- main
 
 async function main(): Promise<void> {
@@ -775,6 +842,7 @@ async function main(): Promise<void> {
     const reqCluster = await step('requests.cluster3', () => requestsPerFiringInCluster());
     const observed = await step('observability', () => observabilityCost());
     const transport = await step('transport', () => transportWait());
+    const consoleFigures = await step('console.1000', () => consoleAtSize(1000));
     const failover = await step('crashFailover', () => crashFailover(4000));
     const operated = await step('operator', () => operatorReactions());
     // 10 jobs: fixed costs (the ZooKeeper connection) dominate any per-job memory figure; start-up only.
@@ -838,6 +906,14 @@ async function main(): Promise<void> {
           ? `round trip to the reply: p50 ${transport.roundTripP50} ms, p99 ${transport.roundTripP99} ms; ${transport.items} items, worker in another process`
           : '',
         '',
+      ],
+      [
+        'console, 1000 jobs: a page of 50',
+        consoleFigures ? `cold ${consoleFigures.coldMs} ms; warm ${f(consoleFigures.warm)}` : 'skipped',
+        consoleFigures
+          ? `filtered ${f(consoleFigures.filtered)}; after a change ${f(consoleFigures.afterChange)}; a job ${f(consoleFigures.detail)}`
+          : '',
+        'fast with 1000 jobs',
       ],
       ['crash failover (SIGKILL → re-run)', f(failover), 'session timeout 4000 ms', '≤ session timeout + 500 ms'],
       ['operator trigger → items started', f(operated?.triggerMs), '3 instances, separate processes', ''],
