@@ -2,19 +2,37 @@ import { type CanActivate, type ExecutionContext, ForbiddenException, Inject, In
 import { timingSafeEqual } from 'node:crypto';
 import { ConsoleStateService } from './console-state.service.js';
 
-/** The header the page sends its token in (README, Console, Security). */
+/** The header the page sends its token in, and the cookie it was given beside it (README, Console, Security). */
 export const CSRF_HEADER = 'x-elastic-job-csrf';
+export const CSRF_COOKIE = 'elastic-job-csrf';
+/** What newCsrfToken() makes: 24 random bytes, base64url. */
+const TOKEN = /^[A-Za-z0-9_-]{32}$/;
 
 interface HeaderBag {
   headers: Record<string, string | string[] | undefined>;
 }
 
+function header(request: HeaderBag, name: string): string | undefined {
+  const value = request.headers[name];
+  return Array.isArray(value) ? value[0] : value;
+}
+
+/** The console's token cookie in a request, when it holds one. */
+export function csrfCookie(request: HeaderBag): string | undefined {
+  for (const pair of (header(request, 'cookie') ?? '').split(';')) {
+    const [name, value] = pair.trim().split('=');
+    if (name === CSRF_COOKIE && value !== undefined && TOKEN.test(value)) return value;
+  }
+  return undefined;
+}
+
 /**
- * Every action route: refused unless actions are enabled, and unless the request comes from the console's own page.
- * A page of another origin can send a POST, but cannot read the token (it is in the console's page, and no CORS
- * header lets another origin read it), and a custom header forces a CORS preflight it would fail; the browser's
- * `Origin` and `Sec-Fetch-Site` headers, when present, must also say same origin (OWASP CSRF cheat sheet:
- * "custom request headers", "verifying origin with standard headers").
+ * Every action route: refused unless actions are enabled, and unless the request comes from the console's page.
+ * The page is given a random token twice, in its HTML and in a `SameSite=Strict`, HttpOnly cookie; an action must
+ * send it back in a header equal to the cookie (OWASP CSRF cheat sheet: "double submit cookie", "custom request
+ * headers"). Another site's page cannot read the token, cannot set the header without a CORS preflight that fails,
+ * and its requests carry no Strict cookie. Stateless, so any replica behind a load balancer accepts it. A browser's
+ * `Sec-Fetch-Site` must also say same origin; without it (older browsers), a sent `Origin` must match `Host`.
  */
 @Injectable()
 export class ConsoleActionGuard implements CanActivate {
@@ -23,21 +41,19 @@ export class ConsoleActionGuard implements CanActivate {
   canActivate(context: ExecutionContext): boolean {
     if (!this.state.options.actions)
       throw new ForbiddenException('The console is read-only: actions are off (ElasticJobConsoleModule actions: true)');
-    const { headers } = context.switchToHttp().getRequest<HeaderBag>();
-    const header = (name: string): string | undefined => {
-      const value = headers[name];
-      return Array.isArray(value) ? value[0] : value;
-    };
-    const token = Buffer.from(header(CSRF_HEADER) ?? '');
-    const expected = Buffer.from(this.state.csrfToken);
-    if (token.length !== expected.length || !timingSafeEqual(token, expected))
-      throw new ForbiddenException(`Actions need the console page's ${CSRF_HEADER} header: reload the page`);
-    const site = header('sec-fetch-site');
-    if (site !== undefined && site !== 'same-origin' && site !== 'none')
-      throw new ForbiddenException('Actions are accepted from the console page only (Sec-Fetch-Site)');
-    const origin = header('origin');
-    const host = header('x-forwarded-host') ?? header('host');
-    if (origin !== undefined && (host === undefined || originHost(origin) !== host))
+    const request = context.switchToHttp().getRequest<HeaderBag>();
+    const sent = Buffer.from(header(request, CSRF_HEADER) ?? '');
+    const cookie = Buffer.from(csrfCookie(request) ?? '');
+    if (cookie.length === 0 || sent.length !== cookie.length || !timingSafeEqual(sent, cookie))
+      throw new ForbiddenException(`Actions need the console page's token (${CSRF_HEADER}): reload the page`);
+    const site = header(request, 'sec-fetch-site');
+    if (site !== undefined) {
+      if (site !== 'same-origin')
+        throw new ForbiddenException('Actions are accepted from the console page only (Sec-Fetch-Site)');
+      return true;
+    }
+    const origin = header(request, 'origin');
+    if (origin !== undefined && originHost(origin) !== header(request, 'host'))
       throw new ForbiddenException('Actions are accepted from the console page only (Origin)');
     return true;
   }

@@ -1,7 +1,14 @@
 import { randomBytes } from 'node:crypto';
-import { Inject, Injectable, Logger, type OnApplicationShutdown, type OnModuleInit } from '@nestjs/common';
+import {
+  type BeforeApplicationShutdown,
+  Inject,
+  Injectable,
+  Logger,
+  type OnApplicationShutdown,
+  type OnModuleInit,
+} from '@nestjs/common';
 import { ModuleRef } from '@nestjs/core';
-import { Observable, Subject } from 'rxjs';
+import { Observable, Subject, takeUntil } from 'rxjs';
 import { describeError, JobConfigurationError } from '../errors/elastic-job.errors.js';
 import type { ExecutionHistory, ExecutionRecord } from '../interfaces/execution-history.interface.js';
 import { ElasticJobOperator } from '../lifecycle/elastic-job-operator.js';
@@ -54,6 +61,8 @@ const STATUSES: readonly JobBriefStatus[] = ['OK', 'CRASHED', 'DISABLED', 'SHARD
 const READ_CONCURRENCY = 16;
 /** While someone watches, how often the executions store is asked whether there is something new. */
 const EXECUTIONS_CHECK_MS = 2_000;
+/** With no page listening for this long, the namespace watch is closed (every write in it would be sent to us). */
+const WATCH_IDLE_MS = 5 * 60_000;
 
 /**
  * The console's view of the namespace: job rows kept between requests and read again only for the jobs a ZooKeeper
@@ -61,11 +70,16 @@ const EXECUTIONS_CHECK_MS = 2_000;
  * to the pages that listen. The watch starts with the first request and is retried by the next one when it fails.
  */
 @Injectable()
-export class ConsoleStateService implements OnModuleInit, OnApplicationShutdown {
-  /** Sent with every action: a page of another origin cannot read it (README, Console, Security). */
-  readonly csrfToken = randomBytes(24).toString('base64url');
+export class ConsoleStateService implements OnModuleInit, BeforeApplicationShutdown, OnApplicationShutdown {
   private readonly logger = new Logger('ElasticJob:console');
   private readonly changes = new Subject<ConsoleChange>();
+  /** Ends every live stream before the HTTP server closes: it waits for open connections, an SSE one included. */
+  private readonly shuttingDown = new Subject<void>();
+  /** Emits once, when the app begins to shut down: every live stream ends on it. */
+  readonly stopping: Observable<void> = this.shuttingDown.asObservable();
+  private lastUse = Date.now();
+  private idleTimer: NodeJS.Timeout | undefined;
+  private watchWarned = false;
   private readonly rows = new Map<string, ConsoleJobRow>();
   private readonly dirty = new Set<string>();
   private everythingDirty = true;
@@ -122,11 +136,23 @@ export class ConsoleStateService implements OnModuleInit, OnApplicationShutdown 
     this.history = history as ExecutionHistory;
   }
 
-  onApplicationShutdown(): void {
+  beforeApplicationShutdown(): void {
     this.closed = true;
-    this.watch?.close();
-    clearInterval(this.executionsTimer);
+    this.shuttingDown.next();
+    this.shuttingDown.complete();
     this.changes.complete();
+    this.closeWatch();
+    clearInterval(this.executionsTimer);
+    clearInterval(this.idleTimer);
+  }
+
+  onApplicationShutdown(): void {
+    this.beforeApplicationShutdown(); // idempotent; for apps whose shutdown skips the first hook
+  }
+
+  /** A fresh token for a page: sent back with its actions, beside the cookie the page is given (double submit). */
+  newCsrfToken(): string {
+    return randomBytes(24).toString('base64url');
   }
 
   get hasHistory(): boolean {
@@ -136,6 +162,7 @@ export class ConsoleStateService implements OnModuleInit, OnApplicationShutdown 
   /** The live changes, for one page; starting the watch if it is not running. */
   listen(): Observable<ConsoleChange> {
     return new Observable<ConsoleChange>((subscriber) => {
+      if (this.closed) return subscriber.complete();
       const subscription = this.changes.subscribe(subscriber);
       // First, whether changes will come: the page shows "live" only once the watch is there.
       void this.ensureWatch().then(() => subscriber.next({ type: 'connection', connected: this.watch !== undefined }));
@@ -143,12 +170,13 @@ export class ConsoleStateService implements OnModuleInit, OnApplicationShutdown 
       this.startExecutionsCheck();
       return () => {
         subscription.unsubscribe();
+        this.lastUse = Date.now();
         if (--this.listeners === 0) {
           clearInterval(this.executionsTimer);
           this.executionsTimer = undefined;
         }
       };
-    });
+    }).pipe(takeUntil(this.shuttingDown));
   }
 
   async jobs(query: { name?: string; status?: string; offset: number; limit: number }): Promise<ConsoleJobsPage> {
@@ -207,20 +235,40 @@ export class ConsoleStateService implements OnModuleInit, OnApplicationShutdown 
   }
 
   private async ensureWatch(): Promise<void> {
+    this.lastUse = Date.now();
     if (this.watch || this.closed) return;
     this.watchStarting ??= this.operator
       .watch((change) => this.onChange(change))
       .then(
         (watch) => {
-          if (this.closed) watch.close();
-          else this.watch = watch;
-          // Anything may have changed before the watch was there.
+          if (this.closed) return watch.close();
+          this.watch = watch;
+          this.watchWarned = false;
+          // Anything may have changed while there was no watch.
           this.everythingDirty = true;
+          this.idleTimer ??= setInterval(() => this.closeWatchWhenIdle(), 60_000);
+          this.idleTimer.unref();
         },
-        (error: unknown) => this.logger.warn(`cannot follow ZooKeeper's changes yet: ${describeError(error)}`),
+        (error: unknown) => {
+          // Said once until it works again: every request tries, and ZooKeeper may be away for a while.
+          if (!this.watchWarned)
+            this.logger.warn(`cannot follow ZooKeeper's changes yet (reading everything): ${describeError(error)}`);
+          this.watchWarned = true;
+        },
       )
       .finally(() => (this.watchStarting = undefined));
     await this.watchStarting;
+  }
+
+  private closeWatchWhenIdle(): void {
+    if (this.listeners === 0 && Date.now() - this.lastUse > WATCH_IDLE_MS) this.closeWatch();
+  }
+
+  private closeWatch(): void {
+    this.watch?.close();
+    this.watch = undefined;
+    clearInterval(this.idleTimer);
+    this.idleTimer = undefined;
   }
 
   private onChange(change: NamespaceChange): void {
@@ -237,7 +285,7 @@ export class ConsoleStateService implements OnModuleInit, OnApplicationShutdown 
 
   /** One refresh at a time; requests meanwhile share it. */
   private refresh(): Promise<void> {
-    if (!this.everythingDirty && this.dirty.size === 0) return Promise.resolve();
+    if (this.watch && !this.everythingDirty && this.dirty.size === 0) return Promise.resolve();
     this.refreshing ??= this.readChanged().finally(() => (this.refreshing = undefined));
     return this.refreshing;
   }
@@ -247,19 +295,29 @@ export class ConsoleStateService implements OnModuleInit, OnApplicationShutdown 
     if (this.everythingDirty || !this.watch) {
       this.everythingDirty = false;
       this.dirty.clear();
-      const all = await this.operator.getAllJobsBriefInfo();
-      const names = new Set(all.map((brief) => brief.jobName));
-      for (const name of this.rows.keys()) if (!names.has(name)) this.rows.delete(name);
-      await this.inBatches(all, async (brief) => this.rows.set(brief.jobName, await this.withSchedule(brief)));
+      try {
+        const all = await this.operator.getAllJobsBriefInfo();
+        const names = new Set(all.map((brief) => brief.jobName));
+        for (const name of this.rows.keys()) if (!names.has(name)) this.rows.delete(name);
+        await this.inBatches(all, async (brief) => this.rows.set(brief.jobName, await this.withSchedule(brief)));
+      } catch (error) {
+        this.everythingDirty = true; // read again by the next request
+        throw error;
+      }
       return;
     }
     const names = [...this.dirty];
     this.dirty.clear();
-    await this.inBatches(names, async (name) => {
-      const row = await this.readRow(name);
-      if (row === undefined) this.rows.delete(name);
-      else this.rows.set(name, row);
-    });
+    try {
+      await this.inBatches(names, async (name) => {
+        const row = await this.readRow(name);
+        if (row === undefined) this.rows.delete(name);
+        else this.rows.set(name, row);
+      });
+    } catch (error) {
+      for (const name of names) this.dirty.add(name);
+      throw error;
+    }
   }
 
   private async readRow(jobName: string): Promise<ConsoleJobRow | undefined> {
@@ -269,11 +327,7 @@ export class ConsoleStateService implements OnModuleInit, OnApplicationShutdown 
 
   private async withSchedule(brief: JobBriefInfo): Promise<ConsoleJobRow> {
     // The zone is in the configuration only (JobBriefInfo has the cron as ElasticJob's console shows it).
-    const previous = this.rows.get(brief.jobName);
-    const timeZone =
-      previous && previous.cron === brief.cron
-        ? previous.timeZone
-        : (await this.operator.getJobConfiguration(brief.jobName))?.timeZone;
+    const timeZone = (await this.operator.getJobConfiguration(brief.jobName))?.timeZone;
     let nextFireTime: string | undefined;
     if (brief.cron) {
       try {

@@ -13,16 +13,17 @@ import {
   Post,
   Query,
   Req,
+  Res,
   ServiceUnavailableException,
   Sse,
   type Type,
   UseGuards,
 } from '@nestjs/common';
-import { interval, map, merge, type Observable } from 'rxjs';
-import { InvalidOperationError, JobNotFoundError, RegistryError } from '../errors/elastic-job.errors.js';
+import { interval, map, merge, type Observable, takeUntil } from 'rxjs';
+import { describeError, InvalidOperationError, JobNotFoundError, RegistryError } from '../errors/elastic-job.errors.js';
 import type { ElasticJobOperator } from '../lifecycle/elastic-job-operator.js';
 import type { ResolvedConsoleOptions } from './console-options.js';
-import { ConsoleActionGuard } from './console-action.guard.js';
+import { ConsoleActionGuard, CSRF_COOKIE, csrfCookie } from './console-action.guard.js';
 import { ConsoleStateService } from './console-state.service.js';
 import { CONSOLE_SCRIPT, CONSOLE_STYLE, consoleHtml } from './page/console-page.js';
 
@@ -41,6 +42,14 @@ const PAGE_HEADERS: ReadonlyArray<[string, string]> = [
 const HEARTBEAT_MS = 25_000;
 const MAX_PAGE = 200;
 const PAST = { disable: 'disabled', enable: 'enabled', shutdown: 'shut down' } as const;
+
+/** A query parameter given once, as text (`?name=a&name=b` is refused rather than read as an array). */
+function text(value: unknown, field: string): string | undefined {
+  if (value === undefined || typeof value === 'string') return value;
+  throw new BadRequestException(`${field} must be given once, as text`);
+}
+
+const STATUSES: readonly string[] = ['OK', 'CRASHED', 'DISABLED', 'SHARDING_FLAG'];
 
 function integer(value: string | undefined, field: string, fallback: number, min: number, max: number): number {
   if (value === undefined || value === '') return fallback;
@@ -74,6 +83,7 @@ function pageHeaders(): MethodDecorator {
  */
 export function createConsoleController(options: ResolvedConsoleOptions): Type<unknown> {
   const guards: Array<Type<CanActivate> | CanActivate> = options.guard === undefined ? [] : [options.guard];
+  const LAST_SEGMENT = options.path.split('/').at(-1)!;
 
   @Controller(options.path)
   @UseGuards(...guards)
@@ -88,13 +98,21 @@ export function createConsoleController(options: ResolvedConsoleOptions): Type<u
     @Header('Content-Type', 'text/html; charset=utf-8')
     @Header('Cache-Control', 'no-store')
     @pageHeaders()
-    page(@Req() request: { originalUrl?: string; url?: string }): string {
-      // The path the browser asked for, the app's global prefix included (express: originalUrl; fastify: url).
-      const asked = (request.originalUrl ?? request.url ?? `/${options.path}`).split(/[?#]/)[0]!;
+    page(
+      @Req() request: { url?: string; originalUrl?: string; headers: Record<string, string | string[] | undefined> },
+      @Res({ passthrough: true }) response: { header(name: string, value: string): unknown },
+    ): string {
+      // One token per browser (kept while its cookie lives: several tabs share it), given twice (see the guard).
+      const token = csrfCookie(request) ?? this.state.newCsrfToken();
+      response.header('Set-Cookie', `${CSRF_COOKIE}=${token}; HttpOnly; SameSite=Strict`);
+      // Assets relative to the page, so a proxy's path prefix or the app's global prefix needs no configuration:
+      // from `.../elastic-job` they are `elastic-job/console.js`, from `.../elastic-job/` just `console.js`.
+      const path = (request.originalUrl ?? request.url ?? '').split(/[?#]/)[0]!;
+      const assets = path.endsWith('/') ? '' : `${LAST_SEGMENT}/`;
       return consoleHtml({
-        base: asked.replace(/\/+$/, ''),
+        assets,
         title: this.state.options.title,
-        csrfToken: this.state.csrfToken,
+        csrfToken: token,
         actions: this.state.options.actions,
         history: this.state.hasHistory,
       });
@@ -119,17 +137,21 @@ export function createConsoleController(options: ResolvedConsoleOptions): Type<u
     @Get('api/jobs')
     @Header('Cache-Control', 'no-store')
     jobs(
-      @Query('name') name?: string,
-      @Query('status') status?: string,
-      @Query('offset') offset?: string,
-      @Query('limit') limit?: string,
+      @Query('name') name?: unknown,
+      @Query('status') status?: unknown,
+      @Query('offset') offset?: unknown,
+      @Query('limit') limit?: unknown,
     ) {
+      const statusFilter = text(status, 'status');
+      if (statusFilter && !STATUSES.includes(statusFilter))
+        throw new BadRequestException(`status must be one of ${STATUSES.join(', ')}, got '${statusFilter}'`);
+      const nameFilter = text(name, 'name');
       return answer(
         this.state.jobs({
-          ...(name === undefined ? {} : { name }),
-          ...(status === undefined || status === '' ? {} : { status }),
-          offset: integer(offset, 'offset', 0, 0, Number.MAX_SAFE_INTEGER),
-          limit: integer(limit, 'limit', 50, 1, MAX_PAGE),
+          ...(nameFilter === undefined ? {} : { name: nameFilter }),
+          ...(statusFilter ? { status: statusFilter } : {}),
+          offset: integer(text(offset, 'offset'), 'offset', 0, 0, Number.MAX_SAFE_INTEGER),
+          limit: integer(text(limit, 'limit'), 'limit', 50, 1, MAX_PAGE),
         }),
       );
     }
@@ -150,20 +172,28 @@ export function createConsoleController(options: ResolvedConsoleOptions): Type<u
 
     @Get('api/executions')
     @Header('Cache-Control', 'no-store')
-    async executions(@Query('job') job?: string, @Query('limit') limit?: string) {
-      const executions = await this.state.executions({
-        ...(job === undefined || job === '' ? {} : { jobName: job }),
-        limit: integer(limit, 'limit', 50, 1, 500),
-      });
-      return { enabled: executions !== undefined, executions: executions ?? [] };
+    async executions(@Query('job') job?: unknown, @Query('limit') limit?: unknown) {
+      const jobName = text(job, 'job');
+      const query = {
+        ...(jobName === undefined || jobName === '' ? {} : { jobName }),
+        limit: integer(text(limit, 'limit'), 'limit', 50, 1, 500),
+      };
+      try {
+        const executions = await this.state.executions(query);
+        return { enabled: executions !== undefined, executions: executions ?? [] };
+      } catch (error) {
+        // The store's trouble (a database away, a slow query) is not the console's: said as such.
+        throw new ServiceUnavailableException(`the execution history could not be read: ${describeError(error)}`);
+      }
     }
 
     @Sse('api/changes')
     changes(): Observable<MessageEvent> {
+      // Ended when the app shuts down: the HTTP server's close waits for open connections, this one included.
       return merge(
         this.state.listen().pipe(map((change) => ({ data: change }))),
         interval(HEARTBEAT_MS).pipe(map(() => ({ data: { type: 'heartbeat' } }))),
-      );
+      ).pipe(takeUntil(this.state.stopping));
     }
 
     // ------------------------------------------------------------------ actions (ConsoleActionGuard)

@@ -2,4 +2,4 @@
 export { ElasticJobConsoleModule } from './console.module.js';
 export type { ElasticJobConsoleOptions } from './console-options.js';
 export type { ConsoleChange, ConsoleJobDetail, ConsoleJobRow, ConsoleJobsPage } from './console-state.service.js';
-export { CSRF_HEADER } from './console-action.guard.js';
+export { CSRF_COOKIE, CSRF_HEADER } from './console-action.guard.js';

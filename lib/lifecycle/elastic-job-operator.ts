@@ -163,7 +163,6 @@ export class ElasticJobOperator {
     return this.run('remove', (apis) => apis.jobConfiguration.remove(jobName));
   }
 
-  /** One call, bounded: it rejects with CONNECTION_LOSS when ZooKeeper does not answer within the timeout. */
   /**
    * Tells `listener` which jobs' nodes change, as they change (one ZooKeeper watch over the namespace, changes
    * gathered for 200 ms), `resync` after a reconnection (changes meanwhile were missed) and the connection's state.
@@ -174,6 +173,7 @@ export class ElasticJobOperator {
     return NamespaceWatch.start(registry, listener, (message) => new Logger('ElasticJob:operator').warn(message));
   }
 
+  /** One call, bounded: it rejects with CONNECTION_LOSS when ZooKeeper does not answer within the timeout. */
   private async run<T>(what: string, call: (apis: Apis) => Promise<T>): Promise<T> {
     return withinBound(call(await this.api()), this.connectionTimeoutMs, what);
   }

@@ -73,10 +73,12 @@ export class ServerStatisticsApi {
       Promise.all(ips.map((ip) => this.read.text(paths.server(ip)))),
       Promise.all(instances.map((id) => this.read.instanceServerIp(jobName, id))),
     ]);
-    return ips.sort().map((serverIp) => ({
-      serverIp,
-      status: values[ips.indexOf(serverIp)] === SERVER_DISABLED ? 'DISABLED' : 'ENABLED',
-      instances: instances.filter((_, i) => instanceIps[i] === serverIp).sort(),
-    }));
+    return ips
+      .map((serverIp, i): JobServerInfo => ({
+        serverIp,
+        status: values[i] === SERVER_DISABLED ? 'DISABLED' : 'ENABLED',
+        instances: instances.filter((_, k) => instanceIps[k] === serverIp).sort(),
+      }))
+      .sort((a, b) => (a.serverIp < b.serverIp ? -1 : a.serverIp > b.serverIp ? 1 : 0));
   }
 }

@@ -48,15 +48,15 @@ class AdminOnly implements CanActivate {
 async function startConsole(
   namespace: string,
   options: ElasticJobConsoleOptions,
-  extra: { digest?: string; providers?: Type<unknown>[] } = {},
+  extra: { digest?: string; providers?: Type<unknown>[]; ip?: string } = {},
 ): Promise<{ url: string; app: INestApplication }> {
   @Module({
     imports: [
       ElasticJobModule.forRoot(
-        appOptions(
-          namespace,
-          extra.digest ? { zookeeper: { ...appOptions(namespace).zookeeper, digest: extra.digest } } : {},
-        ),
+        appOptions(namespace, {
+          ...(extra.digest ? { zookeeper: { ...appOptions(namespace).zookeeper, digest: extra.digest } } : {}),
+          ...(extra.ip ? { instance: { ip: extra.ip } } : {}),
+        }),
       ),
       ElasticJobConsoleModule.forRoot(options),
     ],
@@ -75,8 +75,13 @@ async function json<T>(response: Response): Promise<T> {
   return (await response.json()) as T;
 }
 
-function tokenOf(html: string): string {
-  return /<meta name="elastic-job-csrf" content="([^"]+)">/.exec(html)![1]!;
+/** What a browser holds after loading the page: the token in its HTML and the cookie beside it. */
+async function loadPage(url: string): Promise<{ token: string; cookie: string }> {
+  const response = await fetch(url);
+  const token = /<meta name="elastic-job-csrf" content="([^"]+)">/.exec(await response.text())![1]!;
+  const cookie = response.headers.get('set-cookie')!;
+  expect(cookie).toBe(`elastic-job-csrf=${token}; HttpOnly; SameSite=Strict`);
+  return { token, cookie: cookie.split(';')[0]! };
 }
 
 describe('web console over HTTP', () => {
@@ -96,7 +101,9 @@ describe('web console over HTTP', () => {
     expect(page.headers.get('content-security-policy')).toMatch(/script-src 'self'.*frame-ancestors 'none'/);
     expect(page.headers.get('x-frame-options')).toBe('DENY');
     const html = await page.text();
-    expect(html).toContain('<script src="/elastic-job/console.js" defer></script>');
+    // Assets relative to the page, with or without its trailing slash.
+    expect(html).toContain('<script src="elastic-job/console.js" defer></script>');
+    expect(await (await fetch(`${url}/elastic-job/`)).text()).toContain('<script src="console.js" defer></script>');
     expect(html).toContain('<meta name="elastic-job-actions" content="false">');
     const script = await (await fetch(`${url}/elastic-job/console.js`)).text();
     expect(() => new Function(script)).not.toThrow(); // it parses as a browser script
@@ -125,6 +132,8 @@ describe('web console over HTTP', () => {
     // 03:00 in Berlin is 01:00 or 02:00 UTC.
     expect(filtered.jobs[0]!.nextFireTime).toMatch(/T0[12]:00:00.000Z$/);
     expect((await fetch(`${url}/elastic-job/api/jobs?limit=0`)).status).toBe(400);
+    expect((await fetch(`${url}/elastic-job/api/jobs?name=a&name=b`)).status).toBe(400);
+    expect((await fetch(`${url}/elastic-job/api/jobs?status=GREEN`)).status).toBe(400);
 
     // A status filter, after a job is disabled (the watch tells the console which job to read again).
     await app.get(ElasticJobOperator).disable({ jobName: 'bulk-007' });
@@ -143,61 +152,71 @@ describe('web console over HTTP', () => {
     expect((await fetch(`${url}/elastic-job/api/jobs/nope`)).status).toBe(404);
   });
 
-  it('shows a job: items with owners, servers; read-only by default', async () => {
+  it('shows a job: items with owners, servers with their status; read-only by default', async () => {
     const namespace = uniqueNamespace('console-detail');
-    const { url, app } = await startConsole(namespace, {});
+    const { url, app } = await startConsole(namespace, {}, { ip: '127.0.0.3' });
+    const { app: peer } = await startConsole(namespace, {}, { ip: '127.0.0.2' });
+    const operator = app.get(ElasticJobOperator);
+    // The server listed second in ZooKeeper's order is disabled: statuses must follow their servers when sorted.
+    await operator.disable({ jobName: 'report', serverIp: '127.0.0.3' });
     await app.get(ElasticJobRegistry).trigger('report');
+    const owner = peer.get(ElasticJobRegistry).getJobStatus('report').instanceId;
     const detail = await eventually(
       async () =>
         json<{ sharding: Array<{ item: number; instanceId?: string; status: string }>; servers: unknown[] }>(
           await fetch(`${url}/elastic-job/api/jobs/report`),
         ),
-      (result) => result.sharding.length === 4 && result.sharding.every((item) => item.instanceId !== undefined),
+      (result) => result.sharding.length === 4 && result.sharding.every((item) => item.instanceId === owner),
       15_000,
-      'the items sharded',
+      'the items sharded to the enabled server',
     );
-    const instanceId = app.get(ElasticJobRegistry).getJobStatus('report').instanceId;
-    expect(detail.sharding.map((item) => item.instanceId)).toEqual([instanceId, instanceId, instanceId, instanceId]);
+    const disabledOne = app.get(ElasticJobRegistry).getJobStatus('report').instanceId;
     expect(detail.servers).toEqual([
-      { serverIp: instanceId.split('@-@')[0], status: 'ENABLED', instances: [instanceId] },
+      { serverIp: '127.0.0.2', status: 'ENABLED', instances: [owner] },
+      { serverIp: '127.0.0.3', status: 'DISABLED', instances: [disabledOne] },
     ]);
     const refused = await fetch(`${url}/elastic-job/api/jobs/report/items/2/disable`, { method: 'POST' });
     expect(refused.status).toBe(403);
     expect(((await refused.json()) as { message: string }).message).toMatch(/read-only: actions are off/);
   });
 
-  it('actions: need the page token, refuse other origins, and do what they say', async () => {
+  it('actions: need the page token and its cookie, refuse other sites, and do what they say', async () => {
     const namespace = uniqueNamespace('console-actions');
     const { url, app } = await startConsole(namespace, { actions: true, path: 'ops/jobs' });
-    const token = tokenOf(await (await fetch(`${url}/ops/jobs`)).text());
+    const { token, cookie } = await loadPage(`${url}/ops/jobs`);
     const post = (path: string, headers: Record<string, string>) =>
       fetch(`${url}/ops/jobs/api/${path}`, {
         method: 'POST',
         headers: { 'content-type': 'application/json', ...headers },
         body: '{}',
       });
-    expect((await post('jobs/report/items/2/disable', {})).status).toBe(403);
-    expect((await post('jobs/report/items/2/disable', { [CSRF_HEADER]: 'guess' })).status).toBe(403);
-    expect(
-      (await post('jobs/report/items/2/disable', { [CSRF_HEADER]: token, origin: 'https://evil.example' })).status,
-    ).toBe(403);
-    expect(
-      (await post('jobs/report/items/2/disable', { [CSRF_HEADER]: token, 'sec-fetch-site': 'cross-site' })).status,
-    ).toBe(403);
+    const disable = 'jobs/report/items/2/disable';
+    expect((await post(disable, {})).status).toBe(403);
+    expect((await post(disable, { cookie })).status).toBe(403); // no header: another site's form
+    expect((await post(disable, { 'x-elastic-job-csrf': token })).status).toBe(403); // no cookie
+    const other = (await loadPage(`${url}/ops/jobs`)).token; // another browser's
+    expect((await post(disable, { cookie, [CSRF_HEADER]: other })).status).toBe(403);
+    expect((await post(disable, { cookie, [CSRF_HEADER]: token, 'sec-fetch-site': 'cross-site' })).status).toBe(403);
+    expect((await post(disable, { cookie, [CSRF_HEADER]: token, 'sec-fetch-site': 'same-site' })).status).toBe(403);
+    expect((await post(disable, { cookie, [CSRF_HEADER]: token, origin: 'https://evil.example' })).status).toBe(403);
     const operator = app.get(ElasticJobOperator);
     expect((await operator.getShardingInfo('report')).find((item) => item.item === 2)?.status).not.toBe('DISABLED');
 
-    const done = await post('jobs/report/items/2/disable', { [CSRF_HEADER]: token, origin: url });
+    const done = await post(disable, { cookie, [CSRF_HEADER]: token, 'sec-fetch-site': 'same-origin' });
     expect(done.status).toBe(200);
     expect(await done.json()).toEqual({ done: 'disabled item 2 of report' });
     expect((await operator.getShardingInfo('report')).find((item) => item.item === 2)?.status).toBe('DISABLED');
-    const missing = await post('jobs/nope/trigger', { [CSRF_HEADER]: token });
+    // A page loaded again in the same browser keeps its token: tabs opened earlier go on working.
+    const again = await fetch(`${url}/ops/jobs/`, { headers: { cookie } });
+    expect(await again.text()).toContain(`content="${token}"`);
+    const valid = { cookie, [CSRF_HEADER]: token };
+    const missing = await post('jobs/nope/trigger', valid);
     expect(missing.status).toBe(404);
     expect(((await missing.json()) as { message: string }).message).toMatch(/No job named 'nope'/);
-    const outOfRange = await post('jobs/report/items/9/disable', { [CSRF_HEADER]: token });
-    expect(outOfRange.status).toBe(400);
-    const triggered = await post('jobs/cleanup/trigger', { [CSRF_HEADER]: token });
-    expect(await triggered.json()).toMatchObject({ done: 'triggered on 1 instance(s)' });
+    expect((await post('jobs/report/items/9/disable', valid)).status).toBe(400);
+    expect(await (await post('jobs/cleanup/trigger', valid)).json()).toMatchObject({
+      done: 'triggered on 1 instance(s)',
+    });
   });
 
   it('pushes ZooKeeper changes to the page as they happen (server-sent events)', async () => {
@@ -230,16 +249,35 @@ describe('web console over HTTP', () => {
       10_000,
       'a change event naming the job',
     );
-    controller.abort();
+    // The app shuts down with the page still open: the stream ends, and close() does not wait for the browser.
+    apps.splice(apps.indexOf(app), 1);
+    await app.close();
     await reading;
+    controller.abort();
   });
 
   it('guards every route with the app guard; keeps secrets out of every answer', async () => {
     const namespace = uniqueNamespace('console-guard');
     const digest = 'console-user:s3cret-digest';
     const { url } = await startConsole(namespace, { guard: AdminOnly, actions: true }, { digest });
-    for (const path of ['', '/console.js', '/api/jobs', '/api/jobs/report', '/api/servers', '/api/changes'])
+    for (const path of [
+      '',
+      '/console.js',
+      '/console.css',
+      '/api/jobs',
+      '/api/jobs/report',
+      '/api/servers',
+      '/api/changes',
+    ])
       expect((await fetch(`${url}/elastic-job${path}`)).status, path).toBe(403);
+    // An action with a valid token and cookie is still the app guard's to refuse.
+    const page = await fetch(`${url}/elastic-job`, { headers: { 'x-user': 'admin' } });
+    const token = /content="([A-Za-z0-9_-]{32})"/.exec(await page.text())![1]!;
+    const cookie = page.headers.get('set-cookie')!.split(';')[0]!;
+    const action = { method: 'POST', headers: { cookie, [CSRF_HEADER]: token } };
+    expect((await fetch(`${url}/elastic-job/api/jobs/report/trigger`, action)).status).toBe(403);
+    const admitted = { ...action, headers: { ...action.headers, 'x-user': 'admin' } };
+    expect((await fetch(`${url}/elastic-job/api/jobs/report/trigger`, admitted)).status).toBe(200);
     const admin = { 'x-user': 'admin' };
     const answers = await Promise.all(
       ['', '/console.js', '/api/jobs', '/api/jobs/report', '/api/servers', '/api/executions'].map(async (path) => {

@@ -159,25 +159,31 @@ export function consoleApp(): void {
     replace('toast', h('p', { class: `toast toast-${kind}` }, message));
   }
 
+  // Answers can come back out of order (a filter typed while a pushed reload is under way): only the answer to the
+  // latest request of each kind is shown.
+  const latest = { jobs: 0, detail: 0, executions: 0 };
   async function loadJobs() {
     const query = new URLSearchParams({ offset: String(state.offset), limit: String(PAGE_SIZE) });
     if (state.name) query.set('name', state.name);
     if (state.status) query.set('status', state.status);
-    state.page = await get<JobsPage>(`jobs?${query}`);
+    const asked = ++latest.jobs;
+    const page = await get<JobsPage>(`jobs?${query}`);
+    if (asked !== latest.jobs) return;
+    state.page = page;
     renderJobs();
   }
   async function loadDetail() {
-    if (!state.selected) {
-      state.detail = undefined;
-      renderDetail();
-      return;
+    const asked = ++latest.detail;
+    let detail: Detail | undefined;
+    if (state.selected) {
+      try {
+        detail = await get<Detail>(`jobs/${encodeURIComponent(state.selected)}`);
+      } catch (error) {
+        if (asked === latest.detail) say(String((error as Error).message), 'error');
+      }
     }
-    try {
-      state.detail = await get<Detail>(`jobs/${encodeURIComponent(state.selected)}`);
-    } catch (error) {
-      state.detail = undefined;
-      say(String((error as Error).message), 'error');
-    }
+    if (asked !== latest.detail) return;
+    state.detail = detail;
     renderDetail();
   }
   async function loadServers() {
@@ -188,7 +194,10 @@ export function consoleApp(): void {
     if (!historyEnabled) return;
     const query = new URLSearchParams({ limit: '50' });
     if (state.selected) query.set('job', state.selected);
-    state.executions = (await get<{ executions: Execution[] }>(`executions?${query}`)).executions;
+    const asked = ++latest.executions;
+    const { executions } = await get<{ executions: Execution[] }>(`executions?${query}`);
+    if (asked !== latest.executions) return;
+    state.executions = executions;
     renderExecutions();
   }
   function reload(what: Array<() => Promise<void>>) {
@@ -532,8 +541,12 @@ export function consoleApp(): void {
     state.offset = 0;
     reload([loadJobs]);
   });
-  const fromHash = decodeURIComponent(location.hash.slice(1));
-  if (fromHash) state.selected = fromHash;
+  try {
+    const fromHash = decodeURIComponent(location.hash.slice(1));
+    if (fromHash) state.selected = fromHash;
+  } catch {
+    // a malformed #fragment: no job selected
+  }
   renderDetail();
   renderExecutions();
   reload([loadJobs, loadDetail, loadServers, loadExecutions]);

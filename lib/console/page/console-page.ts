@@ -8,17 +8,17 @@ function escapeHtml(text: string): string {
 }
 
 /**
- * The page's HTML: a shell the script fills. `base` is the console's URL path as the browser asked for it (the
- * app's global prefix included), so the assets resolve wherever the console is mounted.
+ * The page's HTML: a shell the script fills. `assets`: the relative prefix of its script and styles ('' or the
+ * console path's last segment and a slash), so they resolve wherever the console is mounted.
  */
 export function consoleHtml(page: {
-  base: string;
+  assets: string;
   title: string;
   csrfToken: string;
   actions: boolean;
   history: boolean;
 }): string {
-  const base = escapeHtml(page.base);
+  const assets = escapeHtml(page.assets);
   return `<!doctype html>
 <html lang="en">
 <head>
@@ -28,8 +28,8 @@ export function consoleHtml(page: {
 <meta name="elastic-job-actions" content="${page.actions}">
 <meta name="elastic-job-history" content="${page.history}">
 <title>${escapeHtml(page.title)}</title>
-<link rel="stylesheet" href="${base}/console.css">
-<script src="${base}/console.js" defer></script>
+<link rel="stylesheet" href="${assets}console.css">
+<script src="${assets}console.js" defer></script>
 </head>
 <body>
 <div id="console"><noscript>The console needs JavaScript.</noscript></div>
