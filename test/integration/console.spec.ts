@@ -20,7 +20,7 @@ import {
 import { CSRF_HEADER, ElasticJobConsoleModule, type ElasticJobConsoleOptions } from '../../lib/console/index.js';
 import { resolveConsoleOptions } from '../../lib/console/console-options.js';
 import { appOptions } from '../support/app.js';
-import { eventually, uniqueNamespace } from '../support/zk.js';
+import { eventually, startRegistry, uniqueNamespace } from '../support/zk.js';
 
 /** The console's HTTP side against a real ZooKeeper: data, paging, live changes, security. (The page: browser test.) */
 
@@ -242,10 +242,18 @@ describe('web console over HTTP', () => {
       10_000,
       'the stream saying it is live',
     );
-    await app.get(ElasticJobOperator).disableItem('cleanup', 1);
+    // Another tool (a Java ElasticJob instance, an operator's zkCli) sets a job up: nothing of this app touches it,
+    // so an event naming it can only come from the watch.
+    const other = await startRegistry({ namespace });
+    await other.createWithParents(
+      '/java-job/config',
+      Buffer.from('cron: 0 0 3 * * ?\nshardingTotalCount: 1\n'),
+      'PERSISTENT',
+    );
+    await other.close();
     await eventually(
       () => received.join(''),
-      (text) => /data: \{"type":"jobs","jobNames":\["cleanup"\]\}/.test(text),
+      (text) => /data: \{"type":"jobs","jobNames":\[[^\]]*"java-job"/.test(text),
       10_000,
       'a change event naming the job',
     );
