@@ -1,4 +1,4 @@
-import { formatFireTimes, upcomingFireTimes } from '../schedule/cron-preview.js';
+import { describeNextFirings } from '../schedule/cron-preview.js';
 import { Logger } from '@nestjs/common';
 import type { RegistryCenter } from '../registry/registry-center.js';
 import { JobEventPublisher, type JobEventSink } from '../events/job-event-publisher.js';
@@ -374,9 +374,7 @@ export class JobScheduler {
     const { cron, timeZone } = this.configService.load();
     this.ctx.logger.log(
       `registered as ${this.ctx.instanceId}; ` +
-        (cron === ''
-          ? 'one-off: runs when triggered'
-          : `next firings ${formatFireTimes(upcomingFireTimes(cron, timeZone, 3, new Date()), timeZone)}`),
+        (cron === '' ? 'one-off: runs when triggered' : `next firings ${describeNextFirings(cron, timeZone)}`),
     );
     return true;
   }

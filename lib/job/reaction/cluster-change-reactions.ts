@@ -1,4 +1,4 @@
-import { formatFireTimes, upcomingFireTimes } from '../../schedule/cron-preview.js';
+import { describeNextFirings } from '../../schedule/cron-preview.js';
 import type { TreeEvent } from '../../registry/tree-cache.js';
 import type { ConfigService } from '../config/config.service.js';
 import type { JobConfiguration } from '../config/job-configuration.js';
@@ -138,7 +138,7 @@ export class ClusterChangeReactions {
         current.cron === ''
           ? 'cron removed: the job now runs only when triggered'
           : `cron changed to '${current.cron}': rescheduling; next firings ` +
-              formatFireTimes(upcomingFireTimes(current.cron, current.timeZone, 3, new Date()), current.timeZone),
+              describeNextFirings(current.cron, current.timeZone),
       );
       this.hooks.onScheduleChange(current);
     }
