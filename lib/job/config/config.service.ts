@@ -12,6 +12,7 @@ import { resolveJobConfiguration } from './job-configuration.validator.js';
 import {
   fromConfigYaml,
   StoredConfigProblem,
+  storedFormOf,
   toConfigYaml,
   type StoredJobConfiguration,
 } from './job-configuration.yaml.js';
@@ -23,6 +24,8 @@ import {
  */
 export class ConfigService {
   private lastParsed: { bytes: Buffer; config: JobConfiguration } | undefined;
+  /** Our configuration as written into the config node, made once (YAML is a large part of a job's start-up). */
+  private ownYaml: { text: string; bytes: Buffer } | undefined;
   /** The configuration last adopted: the local one until a valid config node is read. */
   private lastGood: JobConfiguration;
 
@@ -51,7 +54,7 @@ export class ConfigService {
    */
   async setUp(): Promise<void> {
     const { storage, paths } = this.ctx;
-    const yaml = toConfigYaml(this.local);
+    const yaml = this.ownConfigYaml().text;
     const root = storage.cached.get(paths.root);
     const stored = storage.cached.get(paths.config);
     const writeConfig = stored === undefined || this.local.overwrite;
@@ -98,7 +101,7 @@ export class ConfigService {
     const stored = await this.ctx.storage.direct.get(this.ctx.paths.config);
     if (stored === undefined || this.local.overwrite) {
       await this.ctx.storage.persist(this.ctx.paths.root, this.owner);
-      await this.ctx.storage.persist(this.ctx.paths.config, toConfigYaml(this.local));
+      await this.ctx.storage.persist(this.ctx.paths.config, this.ownConfigYaml().text);
       return;
     }
     const root = await this.ctx.storage.direct.get(this.ctx.paths.root);
@@ -117,7 +120,9 @@ export class ConfigService {
     if (this.lastParsed?.bytes === bytes) return this.lastParsed.config;
     let config = this.lastGood;
     try {
-      config = this.adopt(fromConfigYaml(bytes.toString('utf8')));
+      // The node as we wrote it (every start after the first, and the first when we wrote it): read without parsing.
+      const own = this.ownConfigYaml();
+      config = this.adopt(bytes.equals(own.bytes) ? storedFormOf(this.local) : fromConfigYaml(bytes.toString('utf8')));
       this.lastGood = config;
     } catch (error) {
       // Whatever a foreign write makes the reading throw is a refusal: load() never throws (it runs in firings,
@@ -132,6 +137,14 @@ export class ConfigService {
     }
     this.lastParsed = { bytes, config };
     return config;
+  }
+
+  private ownConfigYaml(): { text: string; bytes: Buffer } {
+    if (!this.ownYaml) {
+      const text = toConfigYaml(this.local);
+      this.ownYaml = { text, bytes: Buffer.from(text, 'utf8') };
+    }
+    return this.ownYaml;
   }
 
   /**

@@ -237,8 +237,11 @@ export function resolveJobConfiguration(
   };
 
   // The config node must fit in one ZooKeeper node (jute.maxbuffer), measured as written: YAML quotes, escapes and
-  // indents the strings, so their own length is not enough.
-  const bytes = Buffer.byteLength(toConfigYaml(config), 'utf8');
+  // indents the strings, so their own length is not enough. Written out only when it might not fit: a character
+  // takes at most 6 bytes in the YAML (`\u0000` escapes; 3 bytes of UTF-8 otherwise), the rest is a few hundred.
+  const text = `${config.jobName}${config.cron}${config.timeZone ?? ''}${config.jobShardingStrategyType}${config.jobErrorHandlerType}`;
+  const bound = 6 * (text.length + Object.values(strings).reduce((n, value) => n + value.length, 0)) + 4096;
+  const bytes = bound <= MAX_NODE_DATA_BYTES ? 0 : Buffer.byteLength(toConfigYaml(config), 'utf8');
   if (bytes > MAX_NODE_DATA_BYTES) {
     const largest = (Object.keys(strings) as Array<keyof typeof strings>).sort(
       (a, b) => strings[b].length - strings[a].length,

@@ -134,7 +134,19 @@ export function fromConfigYaml(text: string): StoredJobConfiguration {
   }
   if (typeof raw !== 'object' || raw === null || Array.isArray(raw))
     throw new StoredConfigProblem('config', 'is not a YAML map of job settings');
-  const fields = raw as Record<string, unknown>;
+  return fromConfigFields(raw as Record<string, unknown>);
+}
+
+/**
+ * What a config node holding `config` as this library writes it reads back as, without writing and parsing the
+ * YAML (the same fields, through the same reading rules): a job that finds its own node needs no parse.
+ */
+export function storedFormOf(config: JobConfiguration): StoredJobConfiguration {
+  return fromConfigFields(configPojo(config));
+}
+
+/** The config node's fields, read strictly by the rules of fromConfigYaml. */
+function fromConfigFields(fields: Record<string, unknown>): StoredJobConfiguration {
   const present = (key: string): boolean => fields[key] !== undefined && fields[key] !== null;
   const str = (key: string): string | undefined => {
     if (!present(key)) return undefined;
