@@ -1,7 +1,7 @@
 import zookeeper from 'node-zookeeper-client';
 import { assertClientShape } from '../../lib/registry/zookeeper-client.adapter.js';
 import { describe, expect, it } from 'vitest';
-import { FrameReader } from '../../lib/registry/client-io.js';
+import { AnswerQueue, FrameReader } from '../../lib/registry/client-io.js';
 
 const frame = (body: string): Buffer => {
   const bytes = Buffer.from(body);
@@ -44,5 +44,25 @@ describe('the client shapes this library relies on', () => {
     expect(() => assertClientShape(client)).toThrow(
       /connectionManager\.watcherManager\.emit\(\), connectionManager\.onSocketData\(\)\. Install the version pinned/,
     );
+  });
+});
+
+describe('AnswerQueue', () => {
+  it('is first in, first out across compactions, like the array it replaces', () => {
+    const queue = new AnswerQueue<number>();
+    const reference: number[] = [];
+    let next = 0;
+    // Interleaved pushes and shifts, long enough to compact several times.
+    for (let round = 0; round < 50; round++) {
+      for (let i = 0; i < 300; i++) {
+        queue.push(next);
+        reference.push(next++);
+      }
+      for (let i = 0; i < 200 + (round % 3) * 60; i++) expect(queue.shift()).toBe(reference.shift());
+      expect(queue.length).toBe(reference.length);
+    }
+    while (reference.length > 0) expect(queue.shift()).toBe(reference.shift());
+    expect(queue.shift()).toBeUndefined();
+    expect(queue.length).toBe(0);
   });
 });
