@@ -1,6 +1,18 @@
 import type { NodeShape } from '../registry/tree-cache.js';
 import { INSTANCE_DELIMITER } from '../elastic-job.constants.js';
 
+/** The shapes cacheShape answers with, shared by every job (the cache only reads them). */
+const DIRECTORY: NodeShape = { data: false, children: true };
+const ANNOUNCED: NodeShape = { data: false, children: false };
+const LEAF: NodeShape = { data: true, children: false };
+const LAZY_LEAF: NodeShape = { data: 'lazy', children: false };
+const ROOT_SHAPE: NodeShape = { data: true, children: true };
+
+/** `path` is strictly below `dir` (`dir/...`). */
+function isUnder(path: string, dir: string): boolean {
+  return path.length > dir.length + 1 && path.charCodeAt(dir.length) === 47 && path.startsWith(dir);
+}
+
 /**
  * Every ZooKeeper path of one job, namespace-relative (`/{jobName}/...`), ElasticJob-Lite 3.x layout (docs/SPEC.md §2).
  * The one place that knows the layout.
@@ -78,31 +90,36 @@ export class JobNodePath {
    * latch participants listed but never read (the latch reads them itself). Saves ZooKeeper reads.
    */
   cacheShape(path: string): NodeShape {
+    // Called for every node of every event of every job: no allocation (shapes are shared, no split or template).
     // The election latch's participants are listed (so a handover can see whether anyone queues there), not read.
-    if (path === this.leaderElectionLatch) return { data: false, children: true };
-    if (path.startsWith(`${this.leaderElectionLatch}/`))
-      return path.lastIndexOf('/') === this.leaderElectionLatch.length ? { data: false, children: false } : 'ignore';
-    if (path === this.failoverLatch || path.startsWith(`${this.failoverLatch}/`)) return 'ignore';
+    if (path === this.leaderElectionLatch) return DIRECTORY;
+    if (isUnder(path, this.leaderElectionLatch))
+      return path.lastIndexOf('/') === this.leaderElectionLatch.length ? ANNOUNCED : 'ignore';
+    if (path === this.failoverLatch || isUnder(path, this.failoverLatch)) return 'ignore';
     // Distribute-once listeners: which items started / completed is told by the names under these two.
-    if (path.startsWith(`${this.guarantee}/`) && path.slice(this.guarantee.length + 1).includes('-latch'))
-      return 'ignore';
-    if (path === this.guarantee || path === this.guaranteeStarted || path === this.guaranteeCompleted)
-      return { data: false, children: true };
-    if (path.startsWith(`${this.guaranteeStarted}/`) || path.startsWith(`${this.guaranteeCompleted}/`))
-      return { data: false, children: false };
-    if (this.skeletonSet.has(path)) return { data: path === this.root, children: true };
-    const rel = path.slice(this.root.length + 1).split('/');
+    if (isUnder(path, this.guarantee) && path.indexOf('-latch', this.guarantee.length + 1) !== -1) return 'ignore';
+    if (path === this.guarantee || path === this.guaranteeStarted || path === this.guaranteeCompleted) return DIRECTORY;
+    if (isUnder(path, this.guaranteeStarted) || isUnder(path, this.guaranteeCompleted)) return ANNOUNCED;
+    if (this.skeletonSet.has(path)) return path === this.root ? ROOT_SHAPE : DIRECTORY;
+    // Below the root: `first/second[/third]`, by the positions of the slashes.
+    const from = this.root.length + 1;
+    const second = path.indexOf('/', from) + 1;
+    const third = second === 0 ? 0 : path.indexOf('/', second) + 1;
+    const depth = second === 0 ? 1 : third === 0 ? 2 : path.indexOf('/', third) === -1 ? 3 : 4;
+    const inSharding = second - 1 - from === 8 && path.startsWith('sharding', from);
     // sharding/{i} is a directory; everything else below the skeleton is a leaf.
-    if (rel.length === 2 && rel[0] === 'sharding') return { data: false, children: true };
-    // Running markers come and go with every firing of every instance; whose a peer's marker is matters only
-    // when a decision needs it (ExecutionService reads it then), so a firing elsewhere costs us no read.
-    if (rel.length === 3 && rel[0] === 'sharding' && rel[2] === 'running') return { data: 'lazy', children: false };
+    if (depth === 2 && inSharding) return DIRECTORY;
+    if (depth === 3 && inSharding) {
+      const leaf = path.slice(third);
+      // Running markers come and go with every firing of every instance; whose a peer's marker is matters only
+      // when a decision needs it (ExecutionService reads it then), so a firing elsewhere costs us no read.
+      if (leaf === 'running') return LAZY_LEAF;
+      if (leaf === 'misfire') return ANNOUNCED;
+    }
     // Flags whose existence is all they say: announced, never read.
-    if (path === this.shardingNecessary || path === this.shardingProcessing) return { data: false, children: false };
-    if (rel.length === 3 && rel[0] === 'sharding' && rel[2] === 'misfire') return { data: false, children: false };
-    if (rel.length === 2 && (rel[0] === 'trigger' || path.startsWith(`${this.failoverItems}/`)))
-      return { data: false, children: false };
-    return { data: true, children: false };
+    if (path === this.shardingNecessary || path === this.shardingProcessing) return ANNOUNCED;
+    if (depth === 2 && (isUnder(path, this.triggers) || isUnder(path, this.failoverItems))) return ANNOUNCED;
+    return LEAF;
   }
 
   server(ip: string): string {
