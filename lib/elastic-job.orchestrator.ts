@@ -1,3 +1,4 @@
+import { mapBounded } from './registry/request-limits.js';
 import {
   Inject,
   Injectable,
@@ -20,6 +21,13 @@ import { ZookeeperRegistryCenter } from './registry/zookeeper-registry-center.js
 import { validateZookeeperOptions } from './registry/zookeeper-settings.js';
 import { deferred } from './util/deferred.js';
 import { detectLocalIp, IPV4_PATTERN } from './util/local-ip.js';
+
+/**
+ * Jobs registering at once. Each registration is a dozen requests in sequence; all of them at once kept every
+ * job's requests, promises and answers alive together (10,000 jobs: 1.1 GB of RSS at start-up, a quarter of the CPU
+ * in garbage collection; 0.9 GB with this bound, start-up as fast). A few hundred keep ZooKeeper's pipeline full.
+ */
+const REGISTRATION_CONCURRENCY = 256;
 
 /** How long after bootstrap the shutdown hooks are looked for (see warnWithoutShutdownHooks). */
 const SHUTDOWN_HOOKS_CHECK_MS = 1_000;
@@ -44,7 +52,7 @@ export function validateModuleOptions(options: ElasticJobModuleOptions): void {
 
 /**
  * Starts and stops every job of the app. Bootstrap: one ZooKeeper session, conflict checks for all jobs (reads
- * only), then every job registers concurrently. Shutdown: jobs drain and deregister in `onModuleDestroy`; the
+ * only), then the jobs register, REGISTRATION_CONCURRENCY at a time. Shutdown: jobs drain and deregister in `onModuleDestroy`; the
  * session closes in `onApplicationShutdown`.
  */
 @Injectable()
@@ -266,12 +274,20 @@ export class ElasticJobOrchestrator implements OnApplicationBootstrap, OnModuleD
   private async registerAll(): Promise<void> {
     const schedulers = [...this.schedulers.values()];
     // Conflicts first, for every job, so that nothing is written when one job is misconfigured.
-    await Promise.all(schedulers.map((scheduler) => scheduler.checkConflict()));
+    await mapBounded(schedulers, (scheduler) => scheduler.checkConflict(), REGISTRATION_CONCURRENCY);
     // A job that could not register yet retries in the background (its status says so); only what no retry
     // can mend is thrown.
-    const results = await Promise.allSettled(schedulers.map((scheduler) => scheduler.register()));
+    const results = await mapBounded(
+      schedulers,
+      (scheduler) =>
+        scheduler.register().then(
+          () => undefined,
+          (reason: unknown) => ({ reason }),
+        ),
+      REGISTRATION_CONCURRENCY,
+    );
     const failed = results.flatMap((result, index) =>
-      result.status === 'rejected' ? [[schedulers[index]!.jobName, result.reason] as const] : [],
+      result === undefined ? [] : [[schedulers[index]!.jobName, result.reason] as const],
     );
     for (const [jobName, reason] of failed) {
       this.logger.error(`job '${jobName}' could not register: ${describeError(reason)}`);
