@@ -2,11 +2,11 @@ import type { NodeShape } from '../registry/tree-cache.js';
 import { INSTANCE_DELIMITER } from '../elastic-job.constants.js';
 
 /** The shapes cacheShape answers with, shared by every job (the cache only reads them). */
-const DIRECTORY: NodeShape = { data: false, children: true };
-const ANNOUNCED: NodeShape = { data: false, children: false };
-const LEAF: NodeShape = { data: true, children: false };
-const LAZY_LEAF: NodeShape = { data: 'lazy', children: false };
-const ROOT_SHAPE: NodeShape = { data: true, children: true };
+const DIRECTORY: NodeShape = Object.freeze({ data: false, children: true });
+const ANNOUNCED: NodeShape = Object.freeze({ data: false, children: false });
+const LEAF: NodeShape = Object.freeze({ data: true, children: false });
+const LAZY_LEAF: NodeShape = Object.freeze({ data: 'lazy', children: false });
+const ROOT_SHAPE: NodeShape = Object.freeze({ data: true, children: true });
 
 /** `path` is strictly below `dir` (`dir/...`). */
 function isUnder(path: string, dir: string): boolean {

@@ -2,7 +2,7 @@ import type { Socket } from 'node:net';
 
 /**
  * Fixes to node-zookeeper-client's socket handling, which start-up profiles showed costing about a fifth of the
- * process's CPU at 1000 jobs and a third at 10,000 (docs/reference/zookeeper.md §3: the client is unmaintained, its
+ * process's CPU at 1000 jobs, and a 10,000-job one more (docs/reference/zookeeper.md §3: the client is unmaintained, its
  * version is pinned). The adapter (zookeeper-client.adapter.ts) installs them into the client:
  *
  * - Reading: on every answer in a chunk the client copies the rest of the chunk into a new buffer (it re-enters
@@ -12,7 +12,7 @@ import type { Socket } from 'node:net';
  *   the writes of one tick leave together.
  * - Matching answers: the client keeps the requests awaiting an answer in an array and takes each answer's with
  *   `shift()`, which copies the array once it is long: quadratic when thousands of jobs register at once (9 of 35 s
- *   of CPU at 10,000 jobs). AnswerQueue has the same push/shift, in constant time.
+ *   of CPU in one 10,000-job start-up profile). AnswerQueue has the same push/shift, in constant time.
  */
 
 /** A FIFO with the two array methods the client's ConnectionManager uses on its `pendingQueue`. */
@@ -48,6 +48,9 @@ export class FrameReader {
   private buffered = 0;
   /** Bytes needed before the next frame can be cut: 4 (its length) or 4 + its length. */
   private needed = 4;
+
+  /** The socket's first frame is still to come (the connect response; see the adapter). Its reader sets it. */
+  first = true;
 
   constructor(readonly socket: Socket | undefined) {}
 

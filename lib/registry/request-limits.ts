@@ -113,3 +113,34 @@ export async function mapBounded<T, R>(
   await Promise.all(Array.from({ length: Math.min(limit, items.length) }, worker));
   return results;
 }
+
+/**
+ * Runs `task` for every item, at most `limit` at once while `bounded()` holds, and without waiting for a slot while
+ * it does not: jobs registering a few hundred at a time while connected, but all together during an outage, so
+ * their waits for the connection overlap instead of queueing group after group. Waiting items are woken when a
+ * running one ends (the next in line, or all of them once not bounded). `task` should not reject (a rejection
+ * rejects the whole, as Promise.all does).
+ */
+export async function mapBoundedWhile<T, R>(
+  items: readonly T[],
+  task: (item: T) => Promise<R>,
+  limit: number,
+  bounded: () => boolean,
+): Promise<R[]> {
+  let running = 0;
+  const waiting: Array<() => void> = [];
+  return Promise.all(
+    items.map(async (item) => {
+      while (running >= limit && bounded()) await new Promise<void>((resolve) => waiting.push(resolve));
+      running++;
+      try {
+        return await task(item);
+      } finally {
+        running--;
+        // The next in line takes the free slot; when no longer bounded, all of them go.
+        if (bounded()) waiting.shift()?.();
+        else for (const wake of waiting.splice(0)) wake();
+      }
+    }),
+  );
+}

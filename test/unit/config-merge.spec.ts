@@ -8,7 +8,7 @@ import type {
 } from '../../lib/interfaces/sharded-job-options.interface.js';
 import { ConfigService } from '../../lib/job/config/config.service.js';
 import { customPlugins, resolveJobConfiguration } from '../../lib/job/config/job-configuration.validator.js';
-import { toConfigYaml } from '../../lib/job/config/job-configuration.yaml.js';
+import { fromConfigYaml, toConfigYaml } from '../../lib/job/config/job-configuration.yaml.js';
 import type { JobContext } from '../../lib/job/job-context.js';
 import { JobNodePath } from '../../lib/job/paths.js';
 import { JobPlugins } from '../../lib/job/plugins/job-plugins.js';
@@ -164,6 +164,24 @@ describe('the config node over the local configuration (ConfigService on the fak
     expect(zk.get('/ns/orders/config')?.data).toBe(toConfigYaml(local));
     expect(zk.get('/ns/orders')?.data).toBe('Jobs.orders');
     expect(service.load()).toEqual(local);
+  });
+
+  it('reads its own node as the YAML says, also where YAML does not give a string back as written', async () => {
+    // ' \n' is written as a block scalar that YAML reads back as '\n': what Java sees is what runs here too.
+    const config = resolveJobConfiguration({
+      jobName: 'orders',
+      cron: '*/5 * * * * *',
+      shardingTotalCount: 3,
+      jobParameter: ' \n',
+    });
+    const zk = new FakeZookeeper();
+    const { service } = await startJob(await zk.connect('ns'), config);
+    expect(zk.get('/ns/orders/config')?.data).toBe(toConfigYaml(config));
+    expect(service.load().jobParameter).toBe(fromConfigYaml(toConfigYaml(config)).jobParameter);
+    expect(service.load().jobParameter).toBe('\n');
+    // Single-line values read back as written: the node as written is adopted without parsing.
+    const plain = await startJob(await new FakeZookeeper().connect('ns'));
+    expect(plain.service.load()).toEqual(local);
   });
 
   it("adopts ZooKeeper's configuration over the local one, and leaves the node as it is", async () => {

@@ -120,7 +120,7 @@ export class InstanceService {
 
   /**
    * An instance's server, from its node's YAML (`serverIp`), parsed once per value: a node's value never changes
-   * while it lives, and parsing it at every sharding cost a tenth of a 10,000-job start-up.
+   * while it lives, and parsing it at every sharding cost 1.3 of 42 s in one 10,000-job start-up profile.
    */
   private serverIpOf(id: string, value: string): string {
     const known = this.serverIps.get(id);
