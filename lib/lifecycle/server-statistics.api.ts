@@ -20,18 +20,7 @@ export class ServerStatisticsApi {
   async getAllServersBriefInfo(): Promise<ServerBriefInfo[]> {
     const servers = new Map<string, { jobs: Set<string>; disabled: number; instances: Set<string> }>();
     const jobs = await Promise.all(
-      (await this.read.jobNames()).map(async (jobName) => {
-        const paths = new JobNodePath(jobName);
-        const [ips, instances] = await Promise.all([
-          this.read.children(paths.servers),
-          this.read.children(paths.instances),
-        ]);
-        const [values, instanceIps] = await Promise.all([
-          Promise.all(ips.map((ip) => this.read.text(paths.server(ip)))),
-          Promise.all(instances.map((id) => this.read.instanceServerIp(jobName, id))),
-        ]);
-        return { jobName, ips, values, instances, instanceIps };
-      }),
+      (await this.read.jobNames()).map(async (jobName) => ({ jobName, ...(await this.serverNodes(jobName)) })),
     );
     for (const job of jobs) {
       job.ips.forEach((ip, i) => {
@@ -63,8 +52,25 @@ export class ServerStatisticsApi {
    * ElasticJob API call (its console reads these nodes for its job detail); undefined when the job is not there.
    */
   async getJobServersInfo(jobName: string): Promise<JobServerInfo[] | undefined> {
+    if (!(await this.read.exists(new JobNodePath(jobName).config))) return undefined;
+    const { ips, values, instances, instanceIps } = await this.serverNodes(jobName);
+    return ips
+      .map((serverIp, i): JobServerInfo => ({
+        serverIp,
+        status: values[i] === SERVER_DISABLED ? 'DISABLED' : 'ENABLED',
+        instances: instances.filter((_, k) => instanceIps[k] === serverIp).sort(),
+      }))
+      .sort((a, b) => (a.serverIp < b.serverIp ? -1 : a.serverIp > b.serverIp ? 1 : 0));
+  }
+
+  /** A job's `servers/{ip}` nodes with their values, and its instances with the server each one's node names. */
+  private async serverNodes(jobName: string): Promise<{
+    ips: string[];
+    values: Array<string | undefined>;
+    instances: string[];
+    instanceIps: Array<string | undefined>;
+  }> {
     const paths = new JobNodePath(jobName);
-    if (!(await this.read.exists(paths.config))) return undefined;
     const [ips, instances] = await Promise.all([
       this.read.children(paths.servers),
       this.read.children(paths.instances),
@@ -73,12 +79,6 @@ export class ServerStatisticsApi {
       Promise.all(ips.map((ip) => this.read.text(paths.server(ip)))),
       Promise.all(instances.map((id) => this.read.instanceServerIp(jobName, id))),
     ]);
-    return ips
-      .map((serverIp, i): JobServerInfo => ({
-        serverIp,
-        status: values[i] === SERVER_DISABLED ? 'DISABLED' : 'ENABLED',
-        instances: instances.filter((_, k) => instanceIps[k] === serverIp).sort(),
-      }))
-      .sort((a, b) => (a.serverIp < b.serverIp ? -1 : a.serverIp > b.serverIp ? 1 : 0));
+    return { ips, values, instances, instanceIps };
   }
 }
