@@ -43,7 +43,7 @@ export function resolveConsoleOptions(
   environment: NodeJS.ProcessEnv = process.env,
 ): ResolvedConsoleOptions {
   const fail = (field: string, detail: string): never => {
-    throw new JobConfigurationError(undefined, `console.${field}`, detail);
+    throw new JobConfigurationError(undefined, `console.${field}`, detail, 'ElasticJobConsoleModule');
   };
   if (typeof options !== 'object' || options === null) fail('options', 'forRoot() takes an options object');
   const path = (options.path ?? 'elastic-job').replace(/^\/+|\/+$/g, '');

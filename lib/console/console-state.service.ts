@@ -112,6 +112,7 @@ export class ConsoleStateService implements OnModuleInit, BeforeApplicationShutd
         undefined,
         'console',
         'ElasticJobConsoleModule needs ElasticJobModule in the same app: import ElasticJobModule.forRoot() too',
+        'ElasticJobConsoleModule',
       );
     }
     const token = this.options.executionHistory;
@@ -125,6 +126,7 @@ export class ConsoleStateService implements OnModuleInit, BeforeApplicationShutd
         'console.executionHistory',
         `no provider ${String(typeof token === 'function' ? token.name : token)} in the app (${describeError(error)}): ` +
           'add postgresTracing() to the providers of the module that imports the console',
+        'ElasticJobConsoleModule',
       );
     }
     if (typeof (history as ExecutionHistory | undefined)?.recentExecutions !== 'function')
@@ -132,6 +134,7 @@ export class ConsoleStateService implements OnModuleInit, BeforeApplicationShutd
         undefined,
         'console.executionHistory',
         'the provider has no recentExecutions(query) method (ExecutionHistory)',
+        'ElasticJobConsoleModule',
       );
     this.history = history as ExecutionHistory;
   }

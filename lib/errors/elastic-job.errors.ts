@@ -16,8 +16,10 @@ export class JobConfigurationError extends ElasticJobError {
     readonly field: string,
     /** What is wrong with the field, without the job and field names. */
     readonly detail: string,
+    /** Whose options they are, when not a job's: the module whose forRoot() was given them. */
+    owner = 'ElasticJobModule',
   ) {
-    super(`${jobName === undefined ? 'ElasticJobModule options' : `Job '${jobName}'`}: invalid '${field}': ${detail}`);
+    super(`${jobName === undefined ? `${owner} options` : `Job '${jobName}'`}: invalid '${field}': ${detail}`);
   }
 }
 

@@ -304,7 +304,7 @@ describe('web console over HTTP', () => {
   it('refuses bad options at forRoot(), before anything runs', () => {
     expect(() => resolveConsoleOptions({ actions: true }, { NODE_ENV: 'production' })).toThrow(JobConfigurationError);
     expect(() => resolveConsoleOptions({ actions: true }, { NODE_ENV: 'production' })).toThrow(
-      /invalid 'console.guard': actions are enabled in production .* with no guard/,
+      /^ElasticJobConsoleModule options: invalid 'console.guard': actions are enabled in production .* with no guard/,
     );
     expect(resolveConsoleOptions({ actions: true, guard: new AdminOnly() }, { NODE_ENV: 'production' }).actions).toBe(
       true,

@@ -25,7 +25,10 @@ beforeAll(() => {
   execFileSync('npm', ['run', '--silent', 'build'], { stdio: 'ignore' });
   const destination = mkdtempSync(join(tmpdir(), 'nestjs-elastic-job-pack-'));
   const [pack] = JSON.parse(
-    execFileSync('npm', ['pack', '--json', '--pack-destination', destination], { encoding: 'utf8' }),
+    // Built just above: the package's prepack (the same build, for `npm pack` and `npm publish`) is not run twice.
+    execFileSync('npm', ['pack', '--json', '--ignore-scripts', '--pack-destination', destination], {
+      encoding: 'utf8',
+    }),
   ) as Array<{ filename: string; files: PackedFile[] }>;
   files = new Set(pack!.files.map((file) => file.path));
   tarball = join(destination, pack!.filename);
