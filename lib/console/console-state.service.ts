@@ -12,7 +12,14 @@ import { Observable, Subject, takeUntil } from 'rxjs';
 import { describeError, JobConfigurationError } from '../errors/elastic-job.errors.js';
 import type { ExecutionHistory, ExecutionRecord } from '../interfaces/execution-history.interface.js';
 import { ElasticJobOperator } from '../lifecycle/elastic-job-operator.js';
-import type { JobBriefInfo, JobBriefStatus, JobServerInfo, ShardingInfo } from '../lifecycle/lifecycle.types.js';
+import {
+  JOB_BRIEF_STATUSES,
+  type JobBriefInfo,
+  type JobBriefStatus,
+  type JobServerInfo,
+  type ShardingInfo,
+} from '../lifecycle/lifecycle.types.js';
+import { mapBounded } from '../registry/request-limits.js';
 import type { NamespaceChange } from '../lifecycle/namespace-watch.js';
 import { upcomingFireTimes } from '../schedule/cron-preview.js';
 import { CONSOLE_OPTIONS, type ResolvedConsoleOptions } from './console-options.js';
@@ -56,7 +63,6 @@ export type ConsoleChange =
   | { type: 'connection'; connected: boolean }
   | { type: 'executions' };
 
-const STATUSES: readonly JobBriefStatus[] = ['OK', 'CRASHED', 'DISABLED', 'SHARDING_FLAG'];
 /** Reads in flight at once when many jobs changed: the session stays free for the app's own jobs. */
 const READ_CONCURRENCY = 16;
 /** While someone watches, how often the executions store is asked whether there is something new. */
@@ -185,7 +191,10 @@ export class ConsoleStateService implements OnModuleInit, BeforeApplicationShutd
   async jobs(query: { name?: string; status?: string; offset: number; limit: number }): Promise<ConsoleJobsPage> {
     await this.ensureWatch();
     await this.refresh();
-    const counts = Object.fromEntries(STATUSES.map((status) => [status, 0])) as Record<JobBriefStatus, number>;
+    const counts = Object.fromEntries(JOB_BRIEF_STATUSES.map((status) => [status, 0])) as Record<
+      JobBriefStatus,
+      number
+    >;
     const needle = query.name?.trim().toLowerCase() ?? '';
     const matching: ConsoleJobRow[] = [];
     for (const row of [...this.rows.values()].sort((a, b) => (a.jobName < b.jobName ? -1 : 1))) {
@@ -201,13 +210,14 @@ export class ConsoleStateService implements OnModuleInit, BeforeApplicationShutd
   /** Undefined when the namespace has no such job. */
   async job(jobName: string): Promise<ConsoleJobDetail | undefined> {
     await this.ensureWatch();
-    const [row, config, sharding, servers] = await Promise.all([
-      this.readRow(jobName),
+    const [brief, config, sharding, servers] = await Promise.all([
+      this.operator.getJobBriefInfo(jobName),
       this.operator.getJobConfiguration(jobName),
       this.operator.getShardingInfo(jobName).catch(() => [] as ShardingInfo[]),
       this.operator.getJobServersInfo(jobName),
     ]);
-    if (row === undefined || config === undefined) return undefined;
+    if (brief === undefined || config === undefined) return undefined;
+    const row = withSchedule(brief, config.timeZone);
     this.rows.set(jobName, row);
     return {
       job: row,
@@ -302,7 +312,11 @@ export class ConsoleStateService implements OnModuleInit, BeforeApplicationShutd
         const all = await this.operator.getAllJobsBriefInfo();
         const names = new Set(all.map((brief) => brief.jobName));
         for (const name of this.rows.keys()) if (!names.has(name)) this.rows.delete(name);
-        await this.inBatches(all, async (brief) => this.rows.set(brief.jobName, await this.withSchedule(brief)));
+        await mapBounded(
+          all,
+          async (brief) => void this.rows.set(brief.jobName, await this.readSchedule(brief)),
+          READ_CONCURRENCY,
+        );
       } catch (error) {
         this.everythingDirty = true; // read again by the next request
         throw error;
@@ -312,11 +326,15 @@ export class ConsoleStateService implements OnModuleInit, BeforeApplicationShutd
     const names = [...this.dirty];
     this.dirty.clear();
     try {
-      await this.inBatches(names, async (name) => {
-        const row = await this.readRow(name);
-        if (row === undefined) this.rows.delete(name);
-        else this.rows.set(name, row);
-      });
+      await mapBounded(
+        names,
+        async (name) => {
+          const row = await this.readRow(name);
+          if (row === undefined) this.rows.delete(name);
+          else this.rows.set(name, row);
+        },
+        READ_CONCURRENCY,
+      );
     } catch (error) {
       for (const name of names) this.dirty.add(name);
       throw error;
@@ -325,26 +343,12 @@ export class ConsoleStateService implements OnModuleInit, BeforeApplicationShutd
 
   private async readRow(jobName: string): Promise<ConsoleJobRow | undefined> {
     const brief = await this.operator.getJobBriefInfo(jobName);
-    return brief === undefined ? undefined : this.withSchedule(brief);
+    return brief === undefined ? undefined : this.readSchedule(brief);
   }
 
-  private async withSchedule(brief: JobBriefInfo): Promise<ConsoleJobRow> {
-    // The zone is in the configuration only (JobBriefInfo has the cron as ElasticJob's console shows it).
-    const timeZone = (await this.operator.getJobConfiguration(brief.jobName))?.timeZone;
-    let nextFireTime: string | undefined;
-    if (brief.cron) {
-      try {
-        nextFireTime = upcomingFireTimes(brief.cron, timeZone, 1, new Date())[0]?.toISOString();
-      } catch {
-        nextFireTime = undefined; // a stored cron this library cannot read: shown without a next time
-      }
-    }
-    return { ...brief, timeZone, nextFireTime };
-  }
-
-  private async inBatches<T>(items: readonly T[], read: (item: T) => Promise<unknown>): Promise<void> {
-    for (let start = 0; start < items.length; start += READ_CONCURRENCY)
-      await Promise.all(items.slice(start, start + READ_CONCURRENCY).map(read));
+  /** The row of a job whose brief is known: the zone is in the configuration only (JobBriefInfo has the cron). */
+  private async readSchedule(brief: JobBriefInfo): Promise<ConsoleJobRow> {
+    return withSchedule(brief, (await this.operator.getJobConfiguration(brief.jobName))?.timeZone);
   }
 
   /**
@@ -372,4 +376,17 @@ export class ConsoleStateService implements OnModuleInit, BeforeApplicationShutd
     }, EXECUTIONS_CHECK_MS);
     this.executionsTimer.unref();
   }
+}
+
+/** A jobs-list row: the brief, with the zone and the cron's next fire time in it. */
+function withSchedule(brief: JobBriefInfo, timeZone: string | undefined): ConsoleJobRow {
+  let nextFireTime: string | undefined;
+  if (brief.cron) {
+    try {
+      nextFireTime = upcomingFireTimes(brief.cron, timeZone, 1, new Date())[0]?.toISOString();
+    } catch {
+      nextFireTime = undefined; // a stored cron this library cannot read: shown without a next time
+    }
+  }
+  return { ...brief, timeZone, nextFireTime };
 }

@@ -22,6 +22,7 @@ import {
 import { interval, map, merge, type Observable, takeUntil } from 'rxjs';
 import { describeError, InvalidOperationError, JobNotFoundError, RegistryError } from '../errors/elastic-job.errors.js';
 import type { ElasticJobOperator } from '../lifecycle/elastic-job-operator.js';
+import { JOB_BRIEF_STATUSES } from '../lifecycle/lifecycle.types.js';
 import type { ResolvedConsoleOptions } from './console-options.js';
 import { ConsoleActionGuard, CSRF_COOKIE, csrfCookie } from './console-action.guard.js';
 import { ConsoleStateService } from './console-state.service.js';
@@ -49,7 +50,7 @@ function text(value: unknown, field: string): string | undefined {
   throw new BadRequestException(`${field} must be given once, as text`);
 }
 
-const STATUSES: readonly string[] = ['OK', 'CRASHED', 'DISABLED', 'SHARDING_FLAG'];
+const STATUSES: readonly string[] = JOB_BRIEF_STATUSES;
 
 function integer(value: string | undefined, field: string, fallback: number, min: number, max: number): number {
   if (value === undefined || value === '') return fallback;

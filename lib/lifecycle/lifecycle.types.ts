@@ -8,7 +8,8 @@
  * (every server disabled), `SHARDING_FLAG` (an item assigned to an instance that is gone, or none assigned yet),
  * `OK`. For one server (`getJobsBriefInfo(ip)`): `DISABLED` or `OK`.
  */
-export type JobBriefStatus = 'OK' | 'CRASHED' | 'DISABLED' | 'SHARDING_FLAG';
+export const JOB_BRIEF_STATUSES = ['OK', 'CRASHED', 'DISABLED', 'SHARDING_FLAG'] as const;
+export type JobBriefStatus = (typeof JOB_BRIEF_STATUSES)[number];
 
 export interface JobBriefInfo {
   jobName: string;
