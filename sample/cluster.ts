@@ -5,15 +5,14 @@
  * are printed. bravo serves the web console (its URL printed first; CONSOLE_PORT chooses the port). `--keep` (and
  * `npm run sample:console`) keeps the cluster running until Ctrl-C.
  */
-import { execFile, spawn, type ChildProcess } from 'node:child_process';
+import { execFile, type ChildProcess } from 'node:child_process';
+import { startPrefixed } from './prefixed-process.js';
 import { ZookeeperRegistryCenter } from '../lib/registry/zookeeper-registry-center.js';
 import { dumpTree } from '../tools/zookeeper/dump-tree.js';
 import { findFreePort, LocalZookeeper } from '../lib/devtools/local-zookeeper.js';
 
 const PHASE_MS = 12_000;
 const names = ['alpha', 'bravo', 'charlie'];
-const colors = ['\u001b[36m', '\u001b[35m', '\u001b[33m'];
-const reset = '\u001b[0m';
 type Sighting = { phase: number; job: string; item: number; instance: string };
 const sightings: Sighting[] = [];
 let phase = 1;
@@ -27,7 +26,11 @@ function startInstance(
 ): ChildProcess {
   // The console port goes to bravo only: the others would fail to listen on it.
   const { CONSOLE_PORT: _consolePort, ...inherited } = process.env;
-  const child = spawn(process.execPath, ['build/sample/main.js'], {
+  return startPrefixed({
+    name,
+    index,
+    width: 8,
+    script: 'build/sample/main.js',
     env: {
       ...inherited,
       ZK_CONNECT: zkConnect,
@@ -36,23 +39,11 @@ function startInstance(
       NO_COLOR: '1',
       ...(consolePort === undefined ? {} : { CONSOLE_PORT: String(consolePort) }),
     },
-    stdio: ['ignore', 'pipe', 'pipe'],
-  });
-  let buffer = '';
-  const onData = (chunk: Buffer): void => {
-    buffer += chunk.toString('utf8');
-    let nl: number;
-    while ((nl = buffer.indexOf('\n')) >= 0) {
-      const line = buffer.slice(0, nl);
-      buffer = buffer.slice(nl + 1);
-      process.stdout.write(`${colors[index]}${name.padEnd(8)}${reset}| ${line}\n`);
+    onLine: (line) => {
       const match = /\[(region-report|cache-cleanup)\] item (\d+)/.exec(line);
       if (match) sightings.push({ phase, job: match[1]!, item: Number(match[2]), instance: name });
-    }
-  };
-  child.stdout?.on('data', onData);
-  child.stderr?.on('data', onData);
-  return child;
+    },
+  });
 }
 
 /** What the package's CLI prints for these commands, each under the command line an operator would type. */

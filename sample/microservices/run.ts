@@ -5,36 +5,27 @@
  * which item, what the patterns answered and how long they took, and stops everything.
  */
 import { ClientProxyFactory, Transport } from '@nestjs/microservices';
-import { spawn, type ChildProcess } from 'node:child_process';
+import type { ChildProcess } from 'node:child_process';
+import { startPrefixed } from '../prefixed-process.js';
 import { firstValueFrom } from 'rxjs';
 import { LocalZookeeper } from '../../lib/devtools/local-zookeeper.js';
 import { LocalNats } from '../../test/support/local-nats.js';
 
 const RUN_MS = 20_000;
-const colors = ['\u001b[36m', '\u001b[35m', '\u001b[33m', '\u001b[32m'];
-const reset = '\u001b[0m';
 const rendered = new Map<string, string[]>();
 
 function start(name: string, index: number, script: string, env: Record<string, string>): ChildProcess {
-  const child = spawn(process.execPath, [script], {
+  return startPrefixed({
+    name,
+    index,
+    width: 10,
+    script,
     env: { ...process.env, ...env, WORKER_NAME: name, NO_COLOR: '1' },
-    stdio: ['ignore', 'pipe', 'pipe'],
-  });
-  let buffer = '';
-  const onData = (chunk: Buffer): void => {
-    buffer += chunk.toString('utf8');
-    let nl: number;
-    while ((nl = buffer.indexOf('\n')) >= 0) {
-      const line = buffer.slice(0, nl);
-      buffer = buffer.slice(nl + 1);
-      process.stdout.write(`${colors[index]}${name.padEnd(10)}${reset}| ${line}\n`);
+    onLine: (line) => {
       const match = /rendered thumbnail (\w+)/.exec(line);
       if (match) rendered.set(name, [...(rendered.get(name) ?? []), match[1]!]);
-    }
-  };
-  child.stdout?.on('data', onData);
-  child.stderr?.on('data', onData);
-  return child;
+    },
+  });
 }
 
 async function main(): Promise<void> {
