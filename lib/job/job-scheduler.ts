@@ -561,8 +561,21 @@ export class JobScheduler {
       return;
     }
     // The listener and the reconcile may both have looked: stop once.
-    if (this.state === 'REGISTERED')
-      await this.stopByOperator(`${node} was deleted while this instance's session lives`);
+    if (this.state !== 'REGISTERED') return;
+    await this.stopByOperator(`${node} was deleted while this instance's session lives`);
+    // Curator removes a job's tree child by child (ZKPaths.deleteChildren), so a removal of the whole job can take
+    // our instance node before the config node: if the config node goes too, the stop is told as a removal.
+    await storage.direct
+      .whenDeleted(paths.config, () => this.retellAsRemoved())
+      .catch((error: unknown) => logger.debug(`could not watch ${paths.config}: ${describeError(error)}`));
+  }
+
+  /** Stopped by an operator's deletion of our instance node, then the config node went: the job was removed. */
+  private retellAsRemoved(): void {
+    if (this.shutdownRecord?.by !== 'operator') return;
+    const config = this.ctx.storage.fullPath(this.ctx.paths.config);
+    this.shutdownRecord = { ...this.shutdownRecord, reason: `the job was removed from ZooKeeper (${config} is gone)` };
+    this.ctx.logger.log(`the job was removed from ZooKeeper (${config} is gone) after it stopped here`);
   }
 
   /** The job's config node is gone: removed from the cluster (ElasticJob's removeJobConfiguration). Stops once. */

@@ -310,6 +310,17 @@ describe('ElasticJobOperator on a running cluster', () => {
     );
     expect(later.filter((run) => run.ip === ip && run.start > shutAt + 2100)).toEqual([]);
     expect(await operator.getJobBriefInfo('steady')).toMatchObject({ instanceCount: 2 });
+
+    // The job removed afterwards (as Curator's child-by-child removal may take our instance node first): the
+    // stopped app tells its stop as the removal it turned out to be.
+    expect(apps[2]!.get(ElasticJobRegistry).getJobStatus('steady').shutdown?.reason).toContain('was deleted');
+    await operator.removeJob('steady');
+    await eventually(
+      () => apps[2]!.get(ElasticJobRegistry).getJobStatus('steady').shutdown,
+      (shutdown) => shutdown?.by === 'operator' && shutdown.reason.includes('removed from ZooKeeper'),
+      10_000,
+      'the stopped app to tell the removal',
+    );
   });
 
   it('removes a job (its whole tree): every app stops it and writes nothing back; their other jobs go on', async () => {

@@ -1,7 +1,7 @@
 import type { Logger } from '@nestjs/common';
 import { CoordinationTimeoutError, RegistryError } from '../../errors/elastic-job.errors.js';
 import { LeaderLatch } from '../../registry/leader-latch.js';
-import type { NodeData, NodeMode, NodeStat, TransactionOp } from '../../registry/registry.types.js';
+import type { NodeData, NodeMode, NodeStat, TransactionOp, WatchEvent } from '../../registry/registry.types.js';
 import { TreeCache, type TreeEvent } from '../../registry/tree-cache.js';
 import { mapBounded } from '../../registry/request-limits.js';
 import { registryErrorCode } from '../../errors/elastic-job.errors.js';
@@ -366,5 +366,25 @@ export class DirectReads {
   /** Unsorted. */
   children(path: string): Promise<string[] | undefined> {
     return this.registry.getChildren(path);
+  }
+
+  /**
+   * Calls `onDeleted` once, when the node is deleted: now (already missing) or later (a one-shot exists watch, set
+   * again after a data change). The watch lives as long as the session; nothing to close.
+   */
+  async whenDeleted(path: string, onDeleted: () => void): Promise<void> {
+    let told = false;
+    const tell = (): void => {
+      if (!told) onDeleted();
+      told = true;
+    };
+    const watch = async (): Promise<void> => {
+      if (!told && (await this.registry.exists(path, watcher)) === undefined) tell();
+    };
+    const watcher = (event: WatchEvent): void => {
+      if (event.type === 'NODE_DELETED') tell();
+      else void watch().catch(() => undefined);
+    };
+    await watch();
   }
 }
