@@ -334,13 +334,17 @@ export class JobScheduler {
         // The cache first: the set-up is planned from it, and our own writes reach it without reads.
         await this.ctx.storage.startCache();
         await this.configService.setUp();
-        this.reactions.start();
+        this.reactions.start({ registering: true });
         await this.leader.electLeader();
-        await this.servers.persistOnline(!this.configService.load().disabled);
-        await this.instances.persistOnline();
+        const announced = await this.announceNewInstance();
+        if (announced === undefined) {
+          await this.servers.persistOnline(!this.configService.load().disabled);
+          await this.instances.persistOnline();
+        }
         await this.ctx.storage.cached.settled();
         await this.servers.removeOfflineServers();
-        if (this.leader.isLeader()) await this.sharding.setReshardingFlag();
+        if (this.leader.isLeader() && !announced?.flagged) await this.sharding.setReshardingFlag();
+        this.reactions.registered();
         if (this.configService.load().failover)
           await this.failover.recoverLegacyCrashedItems(this.configService.load());
       });
@@ -377,6 +381,34 @@ export class JobScheduler {
         (cron === '' ? 'one-off: runs when triggered' : `next firings ${describeNextFirings(cron, timeZone)}`),
     );
     return true;
+  }
+
+  /**
+   * ElasticJob writes `servers/{ip}`, `instances/{id}` and (the leader) the resharding flag one request each. When
+   * the cache shows none of them (a new job, or the first instance on this IP after a clean stop) they go in one
+   * transaction: two requests, and their watch events, fewer per job at start-up. False, with nothing written, when
+   * the cache shows any of them or ZooKeeper disagrees with it: the step-by-step way then runs.
+   */
+  private async announceNewInstance(): Promise<{ flagged: boolean } | undefined> {
+    const { storage, paths, ip, instanceId } = this.ctx;
+    const cached = [paths.server(ip), paths.instance(instanceId), paths.shardingNecessary];
+    if (cached.some((path) => storage.cached.has(path))) return undefined;
+    const ops = [
+      storage.createOp(paths.server(ip), this.configService.load().disabled ? SERVER_DISABLED : SERVER_ENABLED),
+      this.instances.createOp(),
+    ];
+    const flagged = this.leader.isLeader();
+    if (flagged) ops.push(storage.createOp(paths.shardingNecessary, ''));
+    const session = this.ctx.connection.getSessionId();
+    try {
+      await storage.transaction(ops);
+    } catch (error) {
+      const code = registryErrorCode(error);
+      if (code === 'NODE_EXISTS' || code === 'NO_NODE') return undefined;
+      throw error;
+    }
+    this.instances.recordCreated(session);
+    return { flagged };
   }
 
   /** After a new session: our ephemeral nodes are gone. Put them back, clear stale markers, re-elect. */

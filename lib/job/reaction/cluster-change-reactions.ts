@@ -52,9 +52,22 @@ export class ClusterChangeReactions {
     this.lastConfig = config.load();
   }
 
-  start(): void {
+  /**
+   * While a registration runs it writes our server, instance and (maybe) leader nodes, then sets the resharding
+   * flag itself once, when they are all written: reacting to each of them too would set it three more times (a
+   * write each, per job, at every start-up). Changes by others are reacted to as always.
+   */
+  private registering = false;
+
+  start(options: { registering?: boolean } = {}): void {
     this.lastConfig = this.config.load();
+    this.registering = options.registering ?? false;
     this.unsubscribe ??= this.ctx.storage.cached.listen((event) => this.dispatch(event));
+  }
+
+  /** The registration has set the resharding flag (or left it to the leader): react to our own nodes again. */
+  registered(): void {
+    this.registering = false;
   }
 
   stop(): void {
@@ -83,7 +96,12 @@ export class ClusterChangeReactions {
     // was still there, so nobody flagged it (ElasticJob leaves that to its 10-minute reconcile).
     const becameLeader =
       event.path === paths.leaderElectionInstance && event.type === 'ADDED' && event.data === this.ctx.instanceId;
-    if ((membershipChanged || becameLeader) && !this.sharding.isStaticallySharded(this.config.load()))
+    const ownNode = serverIp === ip || event.path === paths.instance(this.ctx.instanceId) || becameLeader;
+    if (
+      (membershipChanged || becameLeader) &&
+      !(this.registering && ownNode) &&
+      !this.sharding.isStaticallySharded(this.config.load())
+    )
       this.run('resharding flag', () => this.sharding.setReshardingFlag());
     if (event.path === paths.config && event.type !== 'DELETED') this.onConfigChanged();
     // Before the instance check below runs (it awaits a read): a deletion of the whole directory is known to it.

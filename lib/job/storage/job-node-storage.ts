@@ -264,6 +264,10 @@ export class JobNodeStorage {
    */
   async executeInLeader(latchPath: string, timeoutMs: number, callback: () => Promise<void>): Promise<boolean> {
     const latch = new LeaderLatch(this.registry, latchPath, '', `ElasticJob:${this.paths.jobName}`);
+    // The latch creates its node first and its container only when told NO_NODE, as Curator does: where the cache
+    // follows the latch directory and shows it missing (a new job's election), the failed create is saved.
+    if (this.paths.cacheShape(latchPath) !== 'ignore' && !this.cache.has(latchPath))
+      await this.registry.createContainer(latchPath).catch(() => undefined);
     try {
       await latch.start(Date.now() + timeoutMs);
       if (!(await latch.await(timeoutMs))) {
