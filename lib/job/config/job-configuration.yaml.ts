@@ -10,7 +10,31 @@ import type { JobConfiguration } from './job-configuration.js';
  * boolean written (a Java reader takes a missing boolean as false).
  */
 export function toConfigYaml(config: JobConfiguration): string {
-  return stringify(configPojo(config), { sortMapEntries: true, singleQuote: true, lineWidth: 0 });
+  // The document's lines, one key each, written apart and joined: the same text as stringify() of the whole map
+  // (block mapping, no line folding; test/unit/config-yaml-text.spec.ts), but the lines that jobs share (their cron,
+  // booleans, counts) are written once per process. A whole document per job cost 0.4 ms, 4 s of a 10,000-job start.
+  const pojo = configPojo(config);
+  let text = '';
+  for (const key of WRITTEN_KEYS) {
+    const value = pojo[key];
+    if (value !== undefined) text += configLine(key, value);
+  }
+  return text;
+}
+
+const YAML_OPTIONS = { singleQuote: true, lineWidth: 0 } as const;
+/** `key: value` lines already written (bounded: cleared when full; a job's own name is seldom asked for twice). */
+const configLines = new Map<string, string>();
+
+function configLine(key: string, value: string | number | boolean): string {
+  const memo = `${key}\u0000${typeof value}\u0000${value}`;
+  let line = configLines.get(memo);
+  if (line === undefined) {
+    line = stringify({ [key]: value }, YAML_OPTIONS);
+    if (configLines.size >= 4096) configLines.clear();
+    configLines.set(memo, line);
+  }
+  return line;
 }
 
 /**
@@ -31,7 +55,7 @@ export function mergeConfigYaml(stored: string, config: JobConfiguration): strin
   return document.toString({ singleQuote: true, lineWidth: 0 });
 }
 
-/** Every key configPojo may write (a default strategy or handler is written as no key). */
+/** Every key configPojo may write (a default strategy or handler is written as no key), in the order toConfigYaml writes them: alphabetical, as ElasticJob (and stringify with sortMapEntries) does. */
 const WRITTEN_KEYS = [
   'cron',
   'description',
