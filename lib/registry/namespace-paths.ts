@@ -4,9 +4,12 @@
  */
 export class NamespacePaths {
   private readonly prefix: string;
+  /** `prefix/`, made once: every watch notification is checked against it. */
+  private readonly prefixSlash: string;
 
   constructor(readonly namespace: string) {
     this.prefix = `/${namespace}`;
+    this.prefixSlash = `${this.prefix}/`;
   }
 
   full(path: string): string {
@@ -16,10 +19,10 @@ export class NamespacePaths {
   /** The relative path of a full one; a path outside the namespace comes back as it is. */
   relative(fullPath: string): string {
     if (fullPath === this.prefix) return '/';
-    return fullPath.startsWith(`${this.prefix}/`) ? fullPath.slice(this.prefix.length) : fullPath;
+    return fullPath.startsWith(this.prefixSlash) ? fullPath.slice(this.prefix.length) : fullPath;
   }
 
   isInside(fullPath: string): boolean {
-    return fullPath === this.prefix || fullPath.startsWith(`${this.prefix}/`);
+    return fullPath === this.prefix || fullPath.startsWith(this.prefixSlash);
   }
 }

@@ -66,6 +66,26 @@ describe('the config node written line by line', () => {
     expect(text).toBe(wholeDocument(text));
   });
 
+  it.each([
+    'billing',
+    'billing-report.v2',
+    '_private',
+    'Report_2024',
+    'e1',
+    'a.',
+    'Yes',
+    'no',
+    'NULL',
+    'True',
+    'n',
+    'x-',
+    'inf',
+  ])('writes the job name %s as the whole document does', (jobName) => {
+    const text = toConfigYaml(resolveJobConfiguration({ jobName, shardingTotalCount: 1, cron: '0 0 12 * * *' }));
+    expect(text).toBe(wholeDocument(text));
+    expect(parse(text)).toMatchObject({ jobName });
+  });
+
   it('gives every job its own lines (no line of another job with the same values but another name)', () => {
     const a = toConfigYaml(resolveJobConfiguration({ jobName: 'first', shardingTotalCount: 1, cron: '0 0 12 * * *' }));
     const b = toConfigYaml(resolveJobConfiguration({ jobName: 'second', shardingTotalCount: 1, cron: '0 0 12 * * *' }));

@@ -26,7 +26,12 @@ const YAML_OPTIONS = { singleQuote: true, lineWidth: 0 } as const;
 /** `key: value` lines already written (bounded: cleared when full; a job's own name is seldom asked for twice). */
 const configLines = new Map<string, string>();
 
+/** Texts YAML writes as they are (a job's name mostly): a letter or `_` first, no space or indicator, not a word read as another type. */
+const PLAIN_TEXT = /^[A-Za-z_][A-Za-z0-9_.-]*$/;
+const TYPED_WORDS = /^(?:true|false|null|yes|no|on|off|y|n)$/i;
+
 function configLine(key: string, value: string | number | boolean): string {
+  if (typeof value === 'string' && PLAIN_TEXT.test(value) && !TYPED_WORDS.test(value)) return `${key}: ${value}\n`;
   const memo = `${key}\u0000${typeof value}\u0000${value}`;
   let line = configLines.get(memo);
   if (line === undefined) {
