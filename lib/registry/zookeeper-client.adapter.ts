@@ -459,6 +459,7 @@ export class ZookeeperClientAdapter {
         const notification = framer.first ? undefined : readNotification(frame, manager.chrootPath);
         if (notification) {
           manager.watcherManager.emit(notification);
+          if (manager.socket !== socket) return; // a watcher closed or replaced the connection
           continue;
         }
         // An answer to a request (xid >= 0; not the connect response, a socket's first frame) that carries an

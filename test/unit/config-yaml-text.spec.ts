@@ -64,6 +64,13 @@ describe('the config node written line by line', () => {
   it.each(cases)('is the whole document stringify() writes: %s', (_, options) => {
     const text = toConfigYaml(resolveJobConfiguration(options));
     expect(text).toBe(wholeDocument(text));
+    // And it reads back as the texts given (a text written plain that YAML reads as another type would not).
+    const { jobName, jobParameter, description } = options;
+    expect(parse(text)).toMatchObject({
+      jobName,
+      ...(jobParameter === undefined ? {} : { jobParameter }),
+      ...(description === undefined ? {} : { description }),
+    });
   });
 
   it.each([

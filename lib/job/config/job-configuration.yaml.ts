@@ -32,7 +32,8 @@ const TYPED_WORDS = /^(?:true|false|null|yes|no|on|off|y|n)$/i;
 
 function configLine(key: string, value: string | number | boolean): string {
   if (typeof value === 'string' && PLAIN_TEXT.test(value) && !TYPED_WORDS.test(value)) return `${key}: ${value}\n`;
-  const memo = `${key}\u0000${typeof value}\u0000${value}`;
+  // -0 written as such (String(-0) is '0').
+  const memo = `${key}\u0000${typeof value}\u0000${Object.is(value, -0) ? '-0' : value}`;
   let line = configLines.get(memo);
   if (line === undefined) {
     line = stringify({ [key]: value }, YAML_OPTIONS);

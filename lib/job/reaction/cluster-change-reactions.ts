@@ -62,12 +62,26 @@ export class ClusterChangeReactions {
   start(options: { registering?: boolean } = {}): void {
     this.lastConfig = this.config.load();
     this.registering = options.registering ?? false;
+    this.leadershipsWhileRegistering = 0;
     this.unsubscribe ??= this.ctx.storage.cached.listen((event) => this.dispatch(event));
   }
 
-  /** The registration has set the resharding flag (or left it to the leader): react to our own nodes again. */
+  /** Leaderships gained while registering, whose reaction (flag resharding) was left to the registration. */
+  private leadershipsWhileRegistering = 0;
+
+  /**
+   * The registration has set the resharding flag (or left it to the leader): react to our own nodes again, and do
+   * what the reactions left to it would have done beyond that flag. Setting the flag waits for a leader, electing
+   * one when we may: if the leader went while we registered (seen gone before our instance node, so not elected
+   * then), nobody else would elect. And a leadership lost and gained again while registering may have followed a
+   * peer's resharding that took the registration's flag: flag again.
+   */
   registered(): void {
+    const regained = this.leadershipsWhileRegistering > 1;
     this.registering = false;
+    this.leadershipsWhileRegistering = 0;
+    if ((!this.leader.hasLeader() || regained) && !this.sharding.isStaticallySharded(this.config.load()))
+      this.run('resharding flag', () => this.sharding.setReshardingFlag());
   }
 
   stop(): void {
@@ -97,6 +111,7 @@ export class ClusterChangeReactions {
     const becameLeader =
       event.path === paths.leaderElectionInstance && event.type === 'ADDED' && event.data === this.ctx.instanceId;
     const ownNode = serverIp === ip || event.path === paths.instance(this.ctx.instanceId) || becameLeader;
+    if (becameLeader && this.registering) this.leadershipsWhileRegistering++;
     if (
       (membershipChanged || becameLeader) &&
       !(this.registering && ownNode) &&

@@ -1,0 +1,97 @@
+import { Logger } from '@nestjs/common';
+import { afterEach, beforeAll, describe, expect, it } from 'vitest';
+import { resolveJobConfiguration } from '../../lib/job/config/job-configuration.validator.js';
+import { JobScheduler } from '../../lib/job/job-scheduler.js';
+import type { TransactionOp } from '../../lib/registry/registry.types.js';
+import { FakeZookeeper, type FakeRegistryCenter } from '../support/fake-registry.js';
+
+beforeAll(() => {
+  Logger.overrideLogger(['error']);
+});
+
+const LEADER = '/job/leader/election/instance';
+const cleanups: Array<() => Promise<void>> = [];
+
+afterEach(async () => {
+  for (const cleanup of cleanups.splice(0).reverse()) await cleanup();
+});
+
+function scheduler(registry: FakeRegistryCenter): JobScheduler {
+  const config = resolveJobConfiguration({ jobName: 'job', cron: '0 0 0 1 1 *', shardingTotalCount: 2 });
+  const job = new JobScheduler(
+    { config, owner: 'Jobs.job', handler: async () => undefined },
+    registry,
+    {
+      ip: '10.0.0.1',
+      pid: 1,
+    },
+    { waitTimeoutMs: 5_000, baseSleepTimeMs: 100, maxSleepTimeMs: 500, maxRetries: 3 },
+  );
+  cleanups.push(async () => {
+    await job.shutdown(0);
+    await registry.close();
+  });
+  return job;
+}
+
+/** Runs `before` once, just before the registry is first asked to write this instance's node. */
+function beforeOwnInstanceNode(registry: FakeRegistryCenter, before: () => Promise<void>): void {
+  const writesOwnNode = (path: string): boolean => path.startsWith('/job/instances/');
+  let done = false;
+  const once = async (path: string): Promise<void> => {
+    if (done || !writesOwnNode(path)) return;
+    done = true;
+    await before();
+  };
+  const transaction = registry.transaction.bind(registry);
+  registry.transaction = async (ops: readonly TransactionOp[]) => {
+    for (const op of ops) await once(op.path);
+    return transaction(ops);
+  };
+  const create = registry.create.bind(registry);
+  registry.create = async (...args: Parameters<FakeRegistryCenter['create']>) => {
+    await once(args[0]);
+    return create(...args);
+  };
+}
+
+describe('registration on the in-memory registry', () => {
+  it("ends with a leader when the leader node goes after this instance's election, before its instance node", async () => {
+    const zk = new FakeZookeeper();
+    const peer = await zk.connect('ns');
+    cleanups.push(() => peer.close());
+    // A peer leads (its node, as its session would hold it) when this instance registers...
+    await peer.createWithParents(LEADER, Buffer.from('10.0.0.9@-@9'), 'EPHEMERAL');
+    const registry = await zk.connect('ns');
+    // ... and goes away after this instance looked for a leader but before its instance node is written: when the
+    // deletion is heard, this instance may not lead yet (it is not online), so nobody elects then.
+    beforeOwnInstanceNode(registry, () => peer.remove(LEADER));
+    const job = scheduler(registry);
+    await job.register();
+    for (let turn = 0; turn < 50 && !job.status().isLeader; turn++) await zk.idle();
+    expect(job.status().registered).toBe(true);
+    expect(job.status().isLeader).toBe(true);
+    expect((await registry.getData(LEADER))?.data.toString()).toBe('10.0.0.1@-@1');
+  });
+
+  it('writes a new instance as one transaction: server, instance and the resharding flag of its leader', async () => {
+    const zk = new FakeZookeeper();
+    const registry = await zk.connect('ns');
+    const transactions: string[][] = [];
+    const transaction = registry.transaction.bind(registry);
+    registry.transaction = async (ops: readonly TransactionOp[]) => {
+      transactions.push(ops.filter((op) => op.op !== 'check').map((op) => `${op.op} ${op.path}`));
+      return transaction(ops);
+    };
+    const job = scheduler(registry);
+    await job.register();
+    await zk.idle();
+    expect(transactions).toContainEqual([
+      'create /job/servers/10.0.0.1',
+      'create /job/instances/10.0.0.1@-@1',
+      'create /job/leader/sharding/necessary',
+    ]);
+    expect(registry.stats.writes).toBeLessThanOrEqual(7);
+    expect(job.status().isLeader).toBe(true);
+  });
+});
