@@ -266,7 +266,8 @@ export class JobNodeStorage {
     const latch = new LeaderLatch(this.registry, latchPath, '', `ElasticJob:${this.paths.jobName}`);
     // The latch creates its node first and its container only when told NO_NODE, as Curator does: where the cache
     // follows the latch directory and shows it missing (a new job's election), the failed create is saved.
-    if (this.paths.cacheShape(latchPath) !== 'ignore' && !this.cache.has(latchPath))
+    // Only while connected: disconnected, this request would wait outside the latch's time limit.
+    if (this.registry.isConnected() && this.paths.cacheShape(latchPath) !== 'ignore' && !this.cache.has(latchPath))
       await this.registry.createContainer(latchPath).catch(() => undefined);
     try {
       await latch.start(Date.now() + timeoutMs);
@@ -374,7 +375,8 @@ export class DirectReads {
 
   /**
    * Calls `onDeleted` once, when the node is deleted: now (already missing) or later (a one-shot exists watch, set
-   * again after a data change). The watch lives as long as the session; nothing to close.
+   * again after a data change). Best effort, for what is told rather than done: the watch lives as long as the
+   * session (nothing to close), and one that cannot be set again after a change is not retried.
    */
   async whenDeleted(path: string, onDeleted: () => void): Promise<void> {
     let told = false;
