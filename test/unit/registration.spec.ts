@@ -16,14 +16,14 @@ afterEach(async () => {
   for (const cleanup of cleanups.splice(0).reverse()) await cleanup();
 });
 
-function scheduler(registry: FakeRegistryCenter): JobScheduler {
-  const config = resolveJobConfiguration({ jobName: 'job', cron: '0 0 0 1 1 *', shardingTotalCount: 2 });
+function scheduler(registry: FakeRegistryCenter, pid = 1, overwrite = false): JobScheduler {
+  const config = resolveJobConfiguration({ jobName: 'job', cron: '0 0 0 1 1 *', shardingTotalCount: 2, overwrite });
   const job = new JobScheduler(
     { config, owner: 'Jobs.job', handler: async () => undefined },
     registry,
     {
       ip: '10.0.0.1',
-      pid: 1,
+      pid,
     },
     { waitTimeoutMs: 5_000, baseSleepTimeMs: 100, maxSleepTimeMs: 500, maxRetries: 3 },
   );
@@ -72,6 +72,24 @@ describe('registration on the in-memory registry', () => {
     expect(job.status().registered).toBe(true);
     expect(job.status().isLeader).toBe(true);
     expect((await registry.getData(LEADER))?.data.toString()).toBe('10.0.0.1@-@1');
+  });
+
+  it('does not rewrite, with overwrite, the root and config nodes a peer starting at the same moment wrote alike', async () => {
+    const zk = new FakeZookeeper();
+    const registries = await Promise.all([zk.connect('ns'), zk.connect('ns')]);
+    const rewrites: string[] = [];
+    for (const registry of registries) {
+      const setData = registry.setData.bind(registry);
+      registry.setData = async (path: string, data: Buffer) => {
+        if (path === '/job' || path === '/job/config') rewrites.push(path);
+        return setData(path, data);
+      };
+    }
+    const jobs = registries.map((registry, index) => scheduler(registry, index + 1, true));
+    await Promise.all(jobs.map((job) => job.register()));
+    await zk.idle();
+    expect(jobs.map((job) => job.status().registered)).toEqual([true, true]);
+    expect(rewrites).toEqual([]);
   });
 
   it('writes a new instance as one transaction: server, instance and the resharding flag of its leader', async () => {

@@ -98,17 +98,23 @@ export class ConfigService {
     );
   }
 
-  /** The same set-up, step by step from direct reads. */
+  /**
+   * The same set-up, step by step from direct reads: the way taken when peers start at the same moment. What is
+   * already there as we would write it is not written again (with `overwrite`, each of 8 processes rewrote both
+   * nodes of every job, and every instance read each rewrite back: 17 reads a job per process at start-up).
+   */
   private async setUpDirectly(): Promise<void> {
-    await this.ctx.storage.ensureSkeleton();
-    const stored = await this.ctx.storage.direct.get(this.ctx.paths.config);
+    const { storage, paths } = this.ctx;
+    await storage.ensureSkeleton();
+    const stored = await storage.direct.get(paths.config);
+    const root = await storage.direct.get(paths.root);
     if (stored === undefined || this.local.overwrite) {
-      await this.ctx.storage.persist(this.ctx.paths.root, this.owner);
-      await this.ctx.storage.persist(this.ctx.paths.config, this.ownConfigYaml().text);
+      if (root !== this.owner) await storage.persist(paths.root, this.owner);
+      const yaml = this.ownConfigYaml().text;
+      if (stored !== yaml) await storage.persist(paths.config, yaml);
       return;
     }
-    const root = await this.ctx.storage.direct.get(this.ctx.paths.root);
-    if (root === undefined || root.trim() === '') await this.ctx.storage.persist(this.ctx.paths.root, this.owner);
+    if (root === undefined || root.trim() === '') await storage.persist(paths.root, this.owner);
   }
 
   /**
