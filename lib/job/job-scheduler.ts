@@ -386,8 +386,8 @@ export class JobScheduler {
   /**
    * ElasticJob writes `servers/{ip}`, `instances/{id}` and (the leader) the resharding flag one request each. When
    * the cache shows none of them (a new job, or the first instance on this IP after a clean stop) they go in one
-   * transaction: two requests, and their watch events, fewer per job at start-up. False, with nothing written, when
-   * the cache shows any of them or ZooKeeper disagrees with it: the step-by-step way then runs.
+   * transaction: two requests, and their watch events, fewer per job at start-up. Undefined, with nothing written,
+   * when the cache shows any of them or ZooKeeper disagrees with it: the step-by-step way then runs.
    */
   private async announceNewInstance(): Promise<{ flagged: boolean } | undefined> {
     const { storage, paths, ip, instanceId } = this.ctx;
@@ -605,16 +605,19 @@ export class JobScheduler {
   /** Stopped by an operator's deletion of our instance node, then the config node went: the job was removed. */
   private retellAsRemoved(): void {
     if (this.shutdownRecord?.by !== 'operator') return;
-    const config = this.ctx.storage.fullPath(this.ctx.paths.config);
-    this.shutdownRecord = { ...this.shutdownRecord, reason: `the job was removed from ZooKeeper (${config} is gone)` };
-    this.ctx.logger.log(`the job was removed from ZooKeeper (${config} is gone) after it stopped here`);
+    this.shutdownRecord = { ...this.shutdownRecord, reason: this.removedReason() };
+    this.ctx.logger.log(`${this.removedReason()} after it stopped here`);
+  }
+
+  /** How a stop by the job's removal is told (the status's shutdown reason, logs). */
+  private removedReason(): string {
+    return `the job was removed from ZooKeeper (${this.ctx.storage.fullPath(this.ctx.paths.config)} is gone)`;
   }
 
   /** The job's config node is gone: removed from the cluster (ElasticJob's removeJobConfiguration). Stops once. */
   private async stopAsRemoved(): Promise<void> {
     if (this.state !== 'REGISTERED') return;
-    const config = this.ctx.storage.fullPath(this.ctx.paths.config);
-    await this.stopByOperator(`the job was removed from ZooKeeper (${config} is gone)`);
+    await this.stopByOperator(this.removedReason());
   }
 
   /** ElasticJob's remote shutdown, cleaned up as its own shutdown is (ElasticJob leaks listeners here: #2437). */

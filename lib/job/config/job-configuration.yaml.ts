@@ -26,7 +26,10 @@ const YAML_OPTIONS = { singleQuote: true, lineWidth: 0 } as const;
 /** `key: value` lines already written (bounded: cleared when full; a job's own name is seldom asked for twice). */
 const configLines = new Map<string, string>();
 
-/** Texts YAML writes as they are (a job's name mostly): a letter or `_` first, no space or indicator, not a word read as another type. */
+/**
+ * Texts YAML writes as they are (a job's name mostly): a letter or `_` first, no space or indicator, not a word read
+ * as another type.
+ */
 const PLAIN_TEXT = /^[A-Za-z_][A-Za-z0-9_.-]*$/;
 const TYPED_WORDS = /^(?:true|false|null|yes|no|on|off|y|n)$/i;
 
@@ -61,7 +64,10 @@ export function mergeConfigYaml(stored: string, config: JobConfiguration): strin
   return document.toString({ singleQuote: true, lineWidth: 0 });
 }
 
-/** Every key configPojo may write (a default strategy or handler is written as no key), in the order toConfigYaml writes them: alphabetical, as ElasticJob (and stringify with sortMapEntries) does. */
+/**
+ * Every key configPojo may write (a default strategy or handler is written as no key), in the order toConfigYaml
+ * writes them: alphabetical, as ElasticJob (and stringify with sortMapEntries) does.
+ */
 const WRITTEN_KEYS = [
   'cron',
   'description',

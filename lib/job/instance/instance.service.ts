@@ -154,8 +154,8 @@ export class InstanceService {
 /**
  * The two-line form ElasticJob and this library write (`jobInstanceId: {id}` then `serverIp: {ip}`), with an IPv4
  * or IPv6 address that YAML reads as the same text (an IPv6 one starting with a digit group, not ending in `:`): read
- * without a YAML parser (every job of a 10,000-job process
- * parsed the same node, 0.4 ms each). Anything else is parsed.
+ * without a YAML parser (every job of a 10,000-job process parsed the same node, 0.4 ms each). Anything else is
+ * parsed.
  */
 const PLAIN_INSTANCE_VALUE =
   /^jobInstanceId: [^\s'"#]+\nserverIp: (\d{1,3}(?:\.\d{1,3}){3}|[0-9a-fA-F]{1,4}(?::[0-9a-fA-F]{0,4}){2,7}(?<!:))\n$/;

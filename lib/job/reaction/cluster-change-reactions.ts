@@ -30,6 +30,14 @@ import { describeError } from '../../errors/elastic-job.errors.js';
 export class ClusterChangeReactions {
   private unsubscribe: (() => void) | undefined;
   private lastConfig: JobConfiguration;
+  /**
+   * While a registration runs it writes our server, instance and (maybe) leader nodes, then sets the resharding
+   * flag itself once, when they are all written: reacting to each of them too would set it three more times (a
+   * write each, per job, at every start-up). Changes by others are reacted to as always.
+   */
+  private registering = false;
+  /** Leaderships gained while registering, whose reaction (flag resharding) was left to the registration. */
+  private leadershipsWhileRegistering = 0;
 
   constructor(
     private readonly ctx: JobContext,
@@ -52,22 +60,12 @@ export class ClusterChangeReactions {
     this.lastConfig = config.load();
   }
 
-  /**
-   * While a registration runs it writes our server, instance and (maybe) leader nodes, then sets the resharding
-   * flag itself once, when they are all written: reacting to each of them too would set it three more times (a
-   * write each, per job, at every start-up). Changes by others are reacted to as always.
-   */
-  private registering = false;
-
   start(options: { registering?: boolean } = {}): void {
     this.lastConfig = this.config.load();
     this.registering = options.registering ?? false;
     this.leadershipsWhileRegistering = 0;
     this.unsubscribe ??= this.ctx.storage.cached.listen((event) => this.dispatch(event));
   }
-
-  /** Leaderships gained while registering, whose reaction (flag resharding) was left to the registration. */
-  private leadershipsWhileRegistering = 0;
 
   /**
    * The registration has set the resharding flag (or left it to the leader): react to our own nodes again, and do
