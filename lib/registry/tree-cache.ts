@@ -26,7 +26,8 @@ interface CachedNode {
   version: number;
   /** 0n when the node came from our own create (its zxid is not in the answer): any read supersedes it. */
   mzxid: bigint;
-  children: Set<string>;
+  /** Made when the first child is cached: most nodes are leaves (a Set is a few hundred bytes, 16 nodes a job). */
+  children: Set<string> | undefined;
 }
 
 /** A node as read or as known from our own write; undefined: it is not there. */
@@ -36,6 +37,12 @@ interface SnapshotNode {
   node: NonNullable<Observed>;
   children: string[];
 }
+
+/**
+ * The data of every empty node (most of a job's nodes are directories): one Buffer instead of one each, with its
+ * own ArrayBuffer and backing store (issue 19's memory per job).
+ */
+const EMPTY = Buffer.alloc(0);
 
 /** Reads one cache keeps in flight at most (a job's tree is a few dozen nodes unless it has thousands of items). */
 const MAX_CONCURRENT_READS = 4 * MAX_CONCURRENT_REQUESTS;
@@ -57,7 +64,8 @@ type Lifecycle = 'LATENT' | 'STARTED' | 'CLOSED';
 export class TreeCache {
   private readonly logger: Logger;
   private readonly nodes = new Map<string, CachedNode>();
-  private readonly listeners = new Set<(event: TreeEvent) => void>();
+  /** Replaced, never changed in place: an event walks the array it found without copying it. */
+  private listeners: ReadonlyArray<(event: TreeEvent) => void> = [];
   /** Reads of lazy nodes in flight, by path (readUnread). */
   private readonly lazyReads = new Map<string, Promise<void>>();
   /** Our own creates in flight, by path: the CREATED event they cause needs no read. */
@@ -106,15 +114,17 @@ export class TreeCache {
     this.lifecycle = 'CLOSED';
     this.unsubscribe?.();
     this.registry.removePersistentRecursiveWatch(this.root, this.watcher);
-    this.listeners.clear();
+    this.listeners = [];
     this.nodes.clear();
     this.ownCreates.clear();
   }
 
   /** Listener errors are logged, never thrown into the cache. Returns an unsubscribe function. */
   listen(listener: (event: TreeEvent) => void): () => void {
-    this.listeners.add(listener);
-    return () => this.listeners.delete(listener);
+    if (!this.listeners.includes(listener)) this.listeners = this.listeners.concat(listener);
+    return () => {
+      this.listeners = this.listeners.filter((other) => other !== listener);
+    };
   }
 
   /**
@@ -253,7 +263,7 @@ export class TreeCache {
       if (shape === 'ignore') return;
       // A node whose data we do not read is known to exist from its parent's listing (the root aside), and
       // from its own listing when it has children to list: no read for its existence alone.
-      const empty = { data: Buffer.alloc(0), version: 0, mzxid: 0n };
+      const empty = { data: EMPTY, version: 0, mzxid: 0n };
       const [node, children] = await Promise.all([
         shape.data
           ? this.read(path)
@@ -265,7 +275,7 @@ export class TreeCache {
       // Gone meanwhile (either read says so): its deletion event follows.
       if (!node || children === undefined) return;
       snapshot.set(path, {
-        node: shape.data ? node : { data: Buffer.alloc(0), version: 0, mzxid: node.mzxid },
+        node: shape.data ? node : { data: EMPTY, version: 0, mzxid: node.mzxid },
         children,
       });
       await Promise.all(children.map((child) => visit(`${path}/${child}`)));
@@ -285,7 +295,7 @@ export class TreeCache {
       const cached = this.nodes.get(path);
       if (!cached) continue;
       const listed = new Set(children);
-      for (const gone of [...cached.children].filter(
+      for (const gone of [...(cached.children ?? [])].filter(
         (child) => !listed.has(child) || !snapshot.has(`${path}/${child}`),
       )) {
         this.removeSubtree(`${path}/${gone}`);
@@ -317,7 +327,7 @@ export class TreeCache {
     } else if (!shape.data) {
       // A directory: nothing reads its data; that it was created is all there is to know.
       if (event.type === 'NODE_DATA_CHANGED') return;
-      void this.enqueueApply(path, Promise.resolve({ data: Buffer.alloc(0), version: 0, mzxid: 0n }));
+      void this.enqueueApply(path, Promise.resolve({ data: EMPTY, version: 0, mzxid: 0n }));
     } else {
       void this.enqueueApply(path, this.read(path));
     }
@@ -352,7 +362,7 @@ export class TreeCache {
       return;
     }
     if (!this.linkToParent(path)) return;
-    this.nodes.set(path, { data: undefined, version: -1, mzxid: 0n, children: new Set() });
+    this.nodes.set(path, { data: undefined, version: -1, mzxid: 0n, children: undefined });
     this.emit({ type: 'ADDED', path, data: '' });
   }
 
@@ -363,7 +373,7 @@ export class TreeCache {
     const parent = this.nodes.get(parentPath);
     const parentShape = this.shape(parentPath);
     if (!parent || parentShape === 'ignore' || !parentShape.children) return false;
-    parent.children.add(path.slice(path.lastIndexOf('/') + 1));
+    (parent.children ??= new Set()).add(path.slice(path.lastIndexOf('/') + 1));
     return true;
   }
 
@@ -397,7 +407,7 @@ export class TreeCache {
     if (!previous) {
       // Only below a cached parent that lists its children (the same nodes a read of the tree would find).
       if (!this.linkToParent(path)) return;
-      this.nodes.set(path, { data: node.data, version: node.version, mzxid: node.mzxid, children: new Set() });
+      this.nodes.set(path, { data: stored(node.data), version: node.version, mzxid: node.mzxid, children: undefined });
       this.emit({ type: 'ADDED', path, data: node.data.toString('utf8') });
       return;
     }
@@ -405,7 +415,7 @@ export class TreeCache {
     if (!fromSnapshot && node.mzxid !== 0n && node.mzxid < previous.mzxid) return;
     const changed =
       previous.data === undefined || previous.version !== node.version || !previous.data.equals(node.data);
-    previous.data = node.data;
+    previous.data = stored(node.data);
     previous.version = node.version;
     previous.mzxid = node.mzxid;
     if (changed) this.emit({ type: 'UPDATED', path, data: node.data.toString('utf8') });
@@ -415,15 +425,15 @@ export class TreeCache {
   private removeSubtree(path: string): void {
     const node = this.nodes.get(path);
     if (!node) return;
-    for (const child of [...node.children]) this.removeSubtree(`${path}/${child}`);
+    if (node.children) for (const child of [...node.children]) this.removeSubtree(`${path}/${child}`);
     this.nodes.delete(path);
     const parent = this.nodes.get(path.slice(0, path.lastIndexOf('/')));
-    parent?.children.delete(path.slice(path.lastIndexOf('/') + 1));
+    parent?.children?.delete(path.slice(path.lastIndexOf('/') + 1));
     this.emit({ type: 'DELETED', path, data: node.data?.toString('utf8') ?? '' });
   }
 
   private emit(event: TreeEvent): void {
-    for (const listener of [...this.listeners]) {
+    for (const listener of this.listeners) {
       try {
         listener(event);
       } catch (error) {
@@ -433,6 +443,11 @@ export class TreeCache {
       }
     }
   }
+}
+
+/** Empty data as the one shared EMPTY; other data as given (never changed in place, so it can be kept). */
+function stored(data: Buffer): Buffer {
+  return data.length === 0 ? EMPTY : data;
 }
 
 function describe(error: unknown): string {

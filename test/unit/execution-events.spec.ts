@@ -52,4 +52,23 @@ describe('ExecutionEvents', () => {
     await Promise.resolve();
     expect(heard).toEqual(['skipped not-connected']);
   });
+
+  it('a listener subscribed twice is called once; one unsubscribed during an emit still hears that event', async () => {
+    const events = new ExecutionEvents(new Logger('test'));
+    const heard: string[] = [];
+    const twice = (): number => heard.push('twice');
+    events.on('item-started', twice);
+    events.on('item-started', twice);
+    let offLater: () => void = () => undefined;
+    events.on('item-started', () => {
+      heard.push('first');
+      offLater();
+    });
+    offLater = events.on('item-started', () => heard.push('later'));
+    events.emit('item-started', started);
+    await Promise.resolve();
+    events.emit('item-started', started);
+    await Promise.resolve();
+    expect(heard).toEqual(['twice', 'first', 'later', 'twice', 'first']);
+  });
 });

@@ -58,6 +58,29 @@ describe('TreeCache on the fake registry', () => {
     ]);
   });
 
+  it('keeps empty nodes without a Buffer each, and lists children as they come and go', async () => {
+    const { writer, cache, caughtUp } = await setUp(undefined, async (w) => {
+      await w.create('/job/a', text(''));
+      await w.create('/job/b', text(''));
+    });
+    await writer.create('/job/c', text(''));
+    await caughtUp();
+    // Most of a job's nodes are empty directories: one shared Buffer (issue 19's memory per job).
+    expect(cache.getBytes('/job/a')).toBe(cache.getBytes('/job/b'));
+    expect(cache.getBytes('/job/a')).toBe(cache.getBytes('/job/c'));
+    expect(cache.get('/job/c')).toBe('');
+    expect(cache.children('/job/a')).toEqual([]);
+    await writer.create('/job/a/x', text('X'));
+    await caughtUp();
+    expect(cache.children('/job/a')).toEqual(['x']);
+    await writer.remove('/job/a/x');
+    await writer.setData('/job/b', text('B'));
+    await caughtUp();
+    expect(cache.children('/job/a')).toEqual([]);
+    expect(cache.get('/job/b')).toBe('B');
+    expect(cache.getBytes('/job/a')?.length).toBe(0); // the shared empty Buffer was not written into
+  });
+
   it('applies changes in the order ZooKeeper made them, one event each', async () => {
     const { writer, cache, events, caughtUp } = await setUp(undefined, async (w) => {
       await w.create('/job/a', text('A'));

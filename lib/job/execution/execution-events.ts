@@ -54,25 +54,32 @@ export type ExecutionListener<E extends ExecutionEventName> = (event: ExecutionE
  * the others still hear the event.
  */
 export class ExecutionEvents {
-  private readonly listeners = new Map<ExecutionEventName, Set<(event: never) => unknown>>();
+  /**
+   * Replaced, never changed in place (an emit walks the array it found without copying it): a job has a listener or
+   * two per event, and a Set each would cost a few hundred bytes a job (issue 19).
+   */
+  private readonly listeners: { [E in ExecutionEventName]?: ReadonlyArray<ExecutionListener<E>> } = {};
 
   constructor(private readonly logger: Logger) {}
 
   /** Returns the unsubscribe call. */
   on<E extends ExecutionEventName>(name: E, listener: ExecutionListener<E>): () => void {
-    let set = this.listeners.get(name);
-    if (!set) this.listeners.set(name, (set = new Set()));
-    set.add(listener as (event: never) => unknown);
-    return () => set.delete(listener as (event: never) => unknown);
+    const listeners = this.listeners as { [K in E]?: ReadonlyArray<ExecutionListener<E>> };
+    const known = listeners[name] ?? [];
+    // concat: an array of exactly the listeners (a spread leaves room to grow, ~150 bytes more).
+    if (!known.includes(listener)) listeners[name] = known.concat(listener);
+    return () => {
+      listeners[name] = listeners[name]?.filter((other) => other !== listener);
+    };
   }
 
   emit<E extends ExecutionEventName>(name: E, event: ExecutionEventMap[E]): void {
-    const set = this.listeners.get(name);
-    if (!set || set.size === 0) return;
-    for (const listener of [...set]) {
+    const listeners = (this.listeners as { [K in E]?: ReadonlyArray<ExecutionListener<E>> })[name];
+    if (!listeners) return;
+    for (const listener of listeners) {
       queueMicrotask(() => {
         try {
-          const result = (listener as ExecutionListener<E>)(event);
+          const result = listener(event);
           if (result instanceof Promise) result.catch((error: unknown) => this.listenerFailed(name, error));
         } catch (error) {
           this.listenerFailed(name, error);

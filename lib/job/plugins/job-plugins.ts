@@ -1,5 +1,9 @@
 import type { Logger } from '@nestjs/common';
-import type { JobErrorHandler, JobShardingStrategy } from '../../interfaces/sharded-job-options.interface.js';
+import type {
+  ErrorHandlerType,
+  JobErrorHandler,
+  JobShardingStrategy,
+} from '../../interfaces/sharded-job-options.interface.js';
 import { BUILT_IN_ERROR_HANDLER_TYPES, builtInErrorHandler } from '../execution/job-error-handlers.js';
 import { BUILT_IN_ITEM_EXECUTORS, type JobHandler, type JobItemExecutor } from '../execution/item-executor.js';
 import { BUILT_IN_SHARDING_STRATEGIES } from '../sharding/strategies/sharding-strategies.js';
@@ -18,41 +22,75 @@ export interface CustomPlugins {
   providedErrorHandlers?: readonly JobErrorHandler[];
 }
 
+/**
+ * One per job, so it holds only what differs between jobs: the custom plugins (none for most jobs), and the
+ * built-in handler and executor it was asked for, made on first use (issue 19: ten thousand jobs in a process).
+ */
 export class JobPlugins {
-  private readonly strategies = new Map<string, JobShardingStrategy>(Object.entries(BUILT_IN_SHARDING_STRATEGIES));
-  private readonly errorHandlers = new Map<string, JobErrorHandler>();
-  private readonly itemExecutors = new Map<string, JobItemExecutor>();
+  /** Custom ones by type, the job's own last (it wins over a provider of the same type); undefined: none. */
+  private readonly customStrategies: ReadonlyMap<string, JobShardingStrategy> | undefined;
+  private readonly customErrorHandlers: ReadonlyMap<string, JobErrorHandler> | undefined;
+  private readonly builtInErrorHandlers: Partial<Record<ErrorHandlerType, JobErrorHandler>> = {};
+  private readonly builtInItemExecutors: Record<string, JobItemExecutor> = {};
 
-  constructor(logger: Logger, custom: CustomPlugins = {}, handler?: JobHandler) {
-    for (const type of BUILT_IN_ERROR_HANDLER_TYPES) this.errorHandlers.set(type, builtInErrorHandler(type, logger));
-    if (handler)
-      for (const [type, create] of Object.entries(BUILT_IN_ITEM_EXECUTORS))
-        this.itemExecutors.set(type, create(handler));
-    for (const strategy of custom.providedStrategies ?? []) this.strategies.set(strategy.type, strategy);
-    for (const errorHandler of custom.providedErrorHandlers ?? [])
-      this.errorHandlers.set(errorHandler.type, errorHandler);
-    if (custom.strategy) this.strategies.set(custom.strategy.type, custom.strategy);
-    if (custom.errorHandler) this.errorHandlers.set(custom.errorHandler.type, custom.errorHandler);
+  constructor(
+    private readonly logger: Logger,
+    custom: CustomPlugins = {},
+    private readonly handler?: JobHandler,
+  ) {
+    this.customStrategies = byType(custom.providedStrategies, custom.strategy);
+    this.customErrorHandlers = byType(custom.providedErrorHandlers, custom.errorHandler);
   }
 
   strategy(type: string): JobShardingStrategy | undefined {
-    return this.strategies.get(type);
+    return (
+      this.customStrategies?.get(type) ??
+      (isOwnKey(BUILT_IN_SHARDING_STRATEGIES, type) ? BUILT_IN_SHARDING_STRATEGIES[type] : undefined)
+    );
   }
 
   errorHandler(type: string): JobErrorHandler | undefined {
-    return this.errorHandlers.get(type);
+    const custom = this.customErrorHandlers?.get(type);
+    if (custom) return custom;
+    if (!isBuiltInErrorHandlerType(type)) return undefined;
+    return (this.builtInErrorHandlers[type] ??= builtInErrorHandler(type, this.logger));
   }
 
   itemExecutor(type: string): JobItemExecutor | undefined {
-    return this.itemExecutors.get(type);
+    if (!this.handler || !isOwnKey(BUILT_IN_ITEM_EXECUTORS, type)) return undefined;
+    return (this.builtInItemExecutors[type] ??= BUILT_IN_ITEM_EXECUTORS[type]!(this.handler));
   }
 
-  /** Names this job can resolve, for validating a configuration that names them. */
+  /** Names this job can resolve, for validating a configuration that names them: built-ins first. */
   names(): { strategies: string[]; errorHandlers: string[]; itemExecutors: string[] } {
     return {
-      strategies: [...this.strategies.keys()],
-      errorHandlers: [...this.errorHandlers.keys()],
-      itemExecutors: [...this.itemExecutors.keys()],
+      strategies: withCustom(Object.keys(BUILT_IN_SHARDING_STRATEGIES), this.customStrategies),
+      errorHandlers: withCustom([...BUILT_IN_ERROR_HANDLER_TYPES], this.customErrorHandlers),
+      itemExecutors: this.handler ? Object.keys(BUILT_IN_ITEM_EXECUTORS) : [],
     };
   }
+}
+
+function byType<P extends { type: string }>(
+  provided: readonly P[] | undefined,
+  own: P | undefined,
+): ReadonlyMap<string, P> | undefined {
+  if (!provided?.length && !own) return undefined;
+  const map = new Map<string, P>();
+  for (const plugin of provided ?? []) map.set(plugin.type, plugin);
+  if (own) map.set(own.type, own);
+  return map;
+}
+
+function withCustom(builtIns: string[], custom: ReadonlyMap<string, unknown> | undefined): string[] {
+  return [...builtIns, ...[...(custom?.keys() ?? [])].filter((type) => !builtIns.includes(type))];
+}
+
+/** An own key only: a type named `constructor` or `toString` is not a built-in. */
+function isOwnKey<T extends object>(record: T, key: string): key is Extract<keyof T, string> {
+  return Object.hasOwn(record, key);
+}
+
+function isBuiltInErrorHandlerType(type: string): type is ErrorHandlerType {
+  return (BUILT_IN_ERROR_HANDLER_TYPES as readonly string[]).includes(type);
 }
