@@ -20,6 +20,11 @@ export class PersistentWatchers {
    * looked up at those only. Walking up every level of its path cost 1.6 of 35 s CPU in a 10,000-job start-up.
    */
   private depths: number[] = [];
+  /**
+   * Watched roots at each depth: the depths change only when the first root at a depth comes or the last goes.
+   * (Recounting every root on every add made a 10,000-job start-up quadratic: 2.5 s of CPU, and 1.2 s at shutdown.)
+   */
+  private readonly rootsAtDepth = new Map<number, number>();
 
   constructor(
     private readonly transport: ZookeeperTransport,
@@ -31,7 +36,7 @@ export class PersistentWatchers {
     let watchers = this.watchers.get(path);
     if (!watchers) {
       this.watchers.set(path, (watchers = new Set()));
-      this.indexDepths();
+      this.countRoot(path, +1);
     }
     watchers.add(watcher);
     await this.transport.addPersistentRecursiveWatch(path);
@@ -47,14 +52,16 @@ export class PersistentWatchers {
     watchers?.delete(watcher);
     if (watchers?.size === 0) {
       this.watchers.delete(path);
-      this.indexDepths();
+      this.countRoot(path, -1);
     }
   }
 
-  private indexDepths(): void {
-    const depths = new Set<number>();
-    for (const root of this.watchers.keys()) depths.add(depthOf(root));
-    this.depths = [...depths].sort((a, b) => b - a);
+  private countRoot(root: string, change: 1 | -1): void {
+    const depth = depthOf(root);
+    const count = (this.rootsAtDepth.get(depth) ?? 0) + change;
+    if (count > 0) this.rootsAtDepth.set(depth, count);
+    else this.rootsAtDepth.delete(depth);
+    if (count === 0 || (count === 1 && change === 1)) this.depths = [...this.rootsAtDepth.keys()].sort((a, b) => b - a);
   }
 
   /** Every notification of the connection: those under a watched root go to its watchers, nearest root first. */

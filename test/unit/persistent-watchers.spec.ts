@@ -51,6 +51,36 @@ describe('persistent watch notifications go to the watchers of every watched roo
     expect(heard).toEqual(['/a NODE_CREATED /a/b']);
   });
 
+  it('keeps the depth index as roots come and go, rebuilt only when a depth appears or empties', () => {
+    const { heard, watches } = watchersOn([]);
+    const depthIndex = (): number[] => (watches as unknown as { depths: number[] }).depths;
+    const watcher = (root: string) => (event: { type: string; path: string }) =>
+      heard.push(`${root} ${event.type} ${event.path}`);
+    const [a, b, c, ax, def] = ['/a', '/b', '/c', '/a/x', '/d/e/f'].map(watcher);
+    void watches.add('/a', a!);
+    void watches.add('/b', b!);
+    void watches.add('/a/x', ax!);
+    const before = depthIndex();
+    // One root more at a depth already watched: the same index (ten thousand jobs add ten thousand roots at depth
+    // 1; rebuilding the index from every root on each add was quadratic).
+    void watches.add('/c', c!);
+    expect(depthIndex()).toBe(before);
+    watches.remove('/a', a!);
+    watches.dispatch({ type: 'NODE_CREATED', path: '/ns/a/x/y' });
+    watches.dispatch({ type: 'NODE_CREATED', path: '/ns/b/y' });
+    watches.dispatch({ type: 'NODE_CREATED', path: '/ns/c/y' });
+    expect(heard).toEqual(['/a/x NODE_CREATED /a/x/y', '/b NODE_CREATED /b/y', '/c NODE_CREATED /c/y']);
+    expect(depthIndex()).toEqual([2, 1]);
+    heard.length = 0;
+    watches.remove('/a/x', ax!);
+    expect(depthIndex()).toEqual([1]);
+    void watches.add('/d/e/f', def!);
+    expect(depthIndex()).toEqual([3, 1]);
+    watches.dispatch({ type: 'NODE_CREATED', path: '/ns/d/e/f/g' });
+    watches.dispatch({ type: 'NODE_CREATED', path: '/ns/a/x/y' });
+    expect(heard).toEqual(['/d/e/f NODE_CREATED /d/e/f/g']);
+  });
+
   it('measures depths and roots', () => {
     expect(['/', '/a', '/a/b', '/a/b/c'].map(depthOf)).toEqual([0, 1, 2, 3]);
     expect(rootAtDepth('/a/b/c', 0)).toBe('/');
