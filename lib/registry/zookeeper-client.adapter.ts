@@ -48,9 +48,20 @@ interface RawWatcherEvent {
   type: number;
   path: string;
 }
+type OneShotWatcher = (event: unknown) => void;
+/** The client's one-shot watchers: an event emitter a path, in one object per kind, taken off when they fire. */
+interface WatcherManagerInternals {
+  emit(event: RawWatcherEvent): void;
+  registerDataWatcher(path: string, watcher: OneShotWatcher): void;
+  registerChildWatcher(path: string, watcher: OneShotWatcher): void;
+  registerExistenceWatcher(path: string, watcher: OneShotWatcher): void;
+  dataWatchers: Record<string, unknown>;
+  childWatchers: Record<string, unknown>;
+  existenceWatchers: Record<string, unknown>;
+}
 interface ConnectionManagerInternals {
   queue(request: unknown, callback: (error: unknown, response?: unknown) => void): void;
-  watcherManager: { emit(event: RawWatcherEvent): void };
+  watcherManager: WatcherManagerInternals;
   /** The connection string's chroot (`/a` of `host:port/a`), taken off notification paths; empty without one. */
   chrootPath?: string;
   /** The open socket, while there is one (replaced on every reconnection). */
@@ -143,6 +154,14 @@ export function assertClientShape(client: Client): void {
     ['connectionManager', manager !== undefined],
     ['connectionManager.queue()', typeof manager?.queue === 'function'],
     ['connectionManager.watcherManager.emit()', typeof manager?.watcherManager?.emit === 'function'],
+    [
+      'connectionManager.watcherManager: register{Data,Child,Existence}Watcher() and their {data,child,existence}Watchers',
+      (['Data', 'Child', 'Existence'] as const).every(
+        (kind) =>
+          typeof manager?.watcherManager?.[`register${kind}Watcher`] === 'function' &&
+          typeof manager.watcherManager[`${kind.toLowerCase() as Lowercase<typeof kind>}Watchers`] === 'object',
+      ),
+    ],
     ['connectionManager.onSocketData()', typeof manager?.onSocketData === 'function'],
     ['connectionManager.onSocketConnected()', typeof manager?.onSocketConnected === 'function'],
     ['connectionManager.pendingQueue (an array)', Array.isArray(manager?.pendingQueue)],
@@ -421,17 +440,32 @@ export class ZookeeperClientAdapter {
 
   /**
    * Every notification is seen before the client's one-shot watcher manager, which ignores paths it has no
-   * one-shot watcher for and would otherwise drop those of persistent watches.
+   * one-shot watcher for and would otherwise drop those of persistent watches. It is handed only the paths that
+   * have one: it looks a path up in plain objects, which makes V8 intern every path string first, 0.8 s of CPU over
+   * the 270,000 notifications of a 10,000-job start-up where hardly any path has a one-shot watcher.
    */
   private tapNotifications(listener: (notification: RawNotification) => void): void {
     const watchers = this.manager.watcherManager;
     const emit = watchers.emit.bind(watchers);
+    /** Paths a one-shot watcher was registered on and may still be (a superset: dropped once none is left). */
+    const oneShotPaths = new Set<string>();
+    for (const kind of ['registerDataWatcher', 'registerChildWatcher', 'registerExistenceWatcher'] as const) {
+      const register = watchers[kind].bind(watchers);
+      watchers[kind] = (path: string, watcher: OneShotWatcher): void => {
+        oneShotPaths.add(path);
+        register(path, watcher);
+      };
+    }
     watchers.emit = (event: RawWatcherEvent): void => {
       const type = EVENT_TYPES[event.type];
       if (type) listener({ type, path: event.path });
       // The client throws inside its socket handler on types it does not know (5 to 7 are the watch-removed
       // events, docs/reference/zookeeper.md §2.5): never hand it one.
-      if (event.type >= 1 && event.type <= 4) emit(event);
+      if (event.type < 1 || event.type > 4 || !oneShotPaths.has(event.path)) return;
+      emit(event);
+      const { path } = event;
+      if (!watchers.dataWatchers[path] && !watchers.childWatchers[path] && !watchers.existenceWatchers[path])
+        oneShotPaths.delete(path);
     };
   }
 

@@ -1,4 +1,5 @@
-import { afterEach, describe, expect, it } from 'vitest';
+import { createRequire } from 'node:module';
+import { afterEach, describe, expect, it, vi } from 'vitest';
 import { ZookeeperRegistryCenter } from '../../lib/registry/zookeeper-registry-center.js';
 import { RegistryError } from '../../lib/errors/elastic-job.errors.js';
 import { sortLatchChildren } from '../../lib/registry/leader-latch.js';
@@ -6,6 +7,11 @@ import { TreeCache, type TreeEvent } from '../../lib/registry/tree-cache.js';
 import type { ConnectionStateChange } from '../../lib/registry/registry.types.js';
 import { proxyTo, releaseAll } from '../support/resources.js';
 import { eventually, killSession, startRegistry, uniqueNamespace, zkConnect } from '../support/zk.js';
+
+/** The client's one-shot watcher manager (the same module instance the registry's client uses). */
+const WatcherManager = createRequire(import.meta.url)('node-zookeeper-client/lib/WatcherManager.js') as {
+  prototype: { emit(event: { type: number; path: string }): void };
+};
 
 const cleanups: Array<() => Promise<void> | void> = [];
 afterEach(async () => {
@@ -275,6 +281,48 @@ describe('ZookeeperRegistryCenter on a real server', () => {
     expect(watching.stats.watchRequests - requestsBefore.watchRequests).toBe(0);
     // The client survives the body-less answer: a plain request right after still works.
     expect(await watching.getChildren('/w')).toEqual(['a']);
+  });
+
+  it("one-shot watches fire once each beside persistent ones; the client's watcher manager sees only their paths", async () => {
+    const namespace = uniqueNamespace('oneshot');
+    // Bound by the registry when it starts: every notification handed to the client's one-shot watcher manager.
+    const handedToClient = vi.spyOn(WatcherManager.prototype, 'emit');
+    const watching = await startRegistry({ namespace });
+    const writer = await startRegistry({ namespace });
+    cleanups.push(
+      () => watching.close(),
+      () => writer.close(),
+      () => handedToClient.mockRestore(),
+    );
+    await writer.createWithParents('/w/data', Buffer.from('1'), 'PERSISTENT');
+    await writer.createWithParents('/w/dir', Buffer.alloc(0), 'PERSISTENT');
+    const heard: string[] = [];
+    await watching.addPersistentRecursiveWatch('/w', (e) => heard.push(`persistent ${e.type} ${e.path}`));
+    await watching.getData('/w/data', (e) => heard.push(`data ${e.type} ${e.path}`));
+    await watching.getChildren('/w/dir', (e) => heard.push(`children ${e.type} ${e.path}`));
+    await watching.exists('/w/later', (e) => heard.push(`exists ${e.type} ${e.path}`));
+    handedToClient.mockClear();
+    for (let n = 0; n < 20; n++) await writer.createWithParents(`/w/other/${n}`, Buffer.alloc(0), 'PERSISTENT');
+    await writer.setData('/w/data', Buffer.from('2'));
+    await writer.setData('/w/data', Buffer.from('3')); // the data watch has fired: not again
+    await writer.createWithParents('/w/dir/x', Buffer.alloc(0), 'PERSISTENT');
+    await writer.createWithParents('/w/later', Buffer.alloc(0), 'PERSISTENT');
+    await eventually(
+      () => heard,
+      (h) =>
+        h.some((line) => line === 'persistent NODE_CREATED /w/later') && h.includes('exists NODE_CREATED /w/later'),
+      5000,
+      'the last create heard',
+    );
+    expect(heard.filter((line) => !line.startsWith('persistent'))).toEqual([
+      'data NODE_DATA_CHANGED /w/data',
+      'children NODE_CHILDREN_CHANGED /w/dir',
+      'exists NODE_CREATED /w/later',
+    ]);
+    expect(heard.filter((line) => line.startsWith('persistent'))).toHaveLength(21 + 2 + 2);
+    // The twenty creates under /w/other, and /w/data's second change, were not the client's business.
+    const paths = handedToClient.mock.calls.map(([event]) => event.path);
+    expect(paths).toEqual(['/w/data', '/w/dir', '/w/later'].map((path) => `/${namespace}${path}`));
   });
 });
 

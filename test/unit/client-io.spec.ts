@@ -43,7 +43,9 @@ describe('the client shapes this library relies on', () => {
     manager.watcherManager = {};
     // (never connected: nothing to close)
     expect(() => assertClientShape(client)).toThrow(
-      /connectionManager\.watcherManager\.emit\(\), connectionManager\.onSocketData\(\)\. Install the version pinned/,
+      'connectionManager.watcherManager.emit(), connectionManager.watcherManager: register{Data,Child,Existence}' +
+        'Watcher() and their {data,child,existence}Watchers, connectionManager.onSocketData(). Install the version ' +
+        'pinned',
     );
   });
 });
