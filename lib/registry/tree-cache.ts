@@ -176,7 +176,10 @@ export class TreeCache {
     return this.nodes.get(path)?.data?.toString('utf8');
   }
 
-  /** The node's data as cached: a new Buffer whenever the node changes, never changed in place. */
+  /**
+   * The node's data as cached: a new Buffer whenever the node's data changes, never changed in place; empty data is
+   * one Buffer shared by every empty node (so an empty node written again empty is the same Buffer).
+   */
   getBytes(path: string): Buffer | undefined {
     return this.nodes.get(path)?.data;
   }
