@@ -233,8 +233,7 @@ async function requestsPerFiring(
     await sleep(seconds * 1000);
     const after = await stats();
     const m1 = await mntr();
-    app.kill('SIGKILL');
-    await app.exited;
+    await app.stop();
     return {
       reads: after.reads - before.reads,
       writes: after.writes - before.writes,
@@ -284,8 +283,7 @@ async function requestsPerFiringInCluster(): Promise<{ reads: Figure; writes: Fi
       reads.push((a.reads - before[i]!.reads) / seconds);
       writes.push((a.writes - before[i]!.writes) / seconds);
     }
-    for (const app of apps) app.kill('SIGKILL');
-    await Promise.all(apps.map((a) => a.exited));
+    await Promise.all(apps.map((app) => app.stop()));
   }
   return { reads: figure(reads, 'req/firing'), writes: figure(writes, 'req/firing') };
 }
@@ -492,8 +490,7 @@ async function scale(jobs: number, memory = true): Promise<ScaleFigures> {
           rssFiring.push((firing - idleBase) / 1024 / jobs);
         }
       } finally {
-        app.kill('SIGKILL');
-        await app.exited;
+        await app.stop();
       }
       if (r >= IDLE_ROUNDS || !memory) continue;
       // The same jobs on a 30-second cron, between firings: sharded at their first firing; then, once start-up is a
@@ -511,12 +508,10 @@ async function scale(jobs: number, memory = true): Promise<ScaleFigures> {
         const [held, idleBase] = await Promise.all([steadyRss(idle, period), steadyRss(base, period)]);
         rssIdle.push((held - idleBase) / 1024 / jobs);
       } finally {
-        idle.kill('SIGKILL');
-        await idle.exited;
+        await idle.stop();
       }
     } finally {
-      base.kill('SIGKILL');
-      await base.exited;
+      await base.stop();
     }
   }
   return {
@@ -608,12 +603,10 @@ async function scaleTenThousand(jobs: number): Promise<{
         leadersLeft,
       };
     } finally {
-      app.kill('SIGKILL');
-      await app.exited;
+      await app.stop();
     }
   } finally {
-    base.kill('SIGKILL');
-    await base.exited;
+    await base.stop();
   }
 }
 
@@ -642,8 +635,7 @@ async function steadyAtSize(
       99,
     );
   } finally {
-    one.kill('SIGKILL');
-    await one.exited;
+    await one.stop();
   }
   const app = benchApp({
     ZK_NAMESPACE: ns('steady'),
@@ -682,8 +674,7 @@ async function steadyAtSize(
       oneJobP99,
     };
   } finally {
-    app.kill('SIGKILL');
-    await app.exited;
+    await app.stop();
   }
 }
 
@@ -708,8 +699,7 @@ async function scaleCluster(
         'ms',
       ).median,
     );
-    for (const a of apps) a.kill('SIGKILL');
-    await Promise.all(apps.map((a) => a.exited));
+    await Promise.all(apps.map((a) => a.stop()));
   }
   return { allShardedMs: figure(samples, 'ms'), cpuMsPerProcess: figure(cpu, 'ms') };
 }
@@ -752,8 +742,7 @@ async function manyItems(
         rss.push(event.rss / 2 ** 20);
       }
     } finally {
-      app.kill('SIGKILL');
-      await app.exited;
+      await app.stop();
     }
   }
   return {
@@ -823,8 +812,7 @@ async function observabilityCost(): Promise<Record<'plain' | 'observed' | 'datab
         samples[name].lateness.push(percentile(late, 99));
         samples[name].reads.push((after.reads - before.reads) / seconds);
         samples[name].writes.push((after.writes - before.writes) / seconds);
-        app.kill('SIGKILL');
-        await app.exited;
+        await app.stop();
       }
     }
   } finally {

@@ -81,4 +81,10 @@ export class LineProcess {
   kill(signal: NodeJS.Signals = 'SIGTERM'): void {
     if (this.child.exitCode === null && this.child.signalCode === null) this.child.kill(signal);
   }
+
+  /** Kills the process (SIGKILL unless told) and resolves once it has exited, with its exit code. */
+  async stop(signal: NodeJS.Signals = 'SIGKILL'): Promise<number | null> {
+    this.kill(signal);
+    return this.exited;
+  }
 }
