@@ -99,7 +99,7 @@ describe('the package as published', () => {
     expect(domTyped.filter((file) => !file.endsWith('console/page/console-app.d.ts'))).toEqual([]);
   });
 
-  it('works in a Nest 11 CommonJS app: compiled by TypeScript 5.0, run by Node, tested by Jest in its default mode', () => {
+  it('works in a Nest 11 CommonJS app: compiled by TypeScript 5.0 (its declarations checked too, an entry point other than the main one included), run by Node, tested by Jest in its default mode', () => {
     installFixtureDependencies();
     const installed = join(FIXTURE, 'node_modules', 'nestjs-elastic-job');
     rmSync(installed, { recursive: true, force: true });
@@ -108,6 +108,12 @@ describe('the package as published', () => {
 
     rmSync(join(FIXTURE, 'dist'), { recursive: true, force: true });
     execFileSync(process.execPath, ['node_modules/typescript/bin/tsc', '-p', 'tsconfig.json'], fixtureRun());
+    // The published declarations themselves, as an app that checks its libraries compiles them.
+    execFileSync(
+      process.execPath,
+      ['node_modules/typescript/bin/tsc', '-p', 'tsconfig.json', '--noEmit', '--skipLibCheck', 'false'],
+      fixtureRun(),
+    );
 
     const env = { ...process.env, ZK_CONNECT: zkConnect(), ZK_NAMESPACE: uniqueNamespace('cjs-app') };
     const ran = JSON.parse(
