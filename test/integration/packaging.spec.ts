@@ -1,5 +1,14 @@
 import { execFileSync, spawnSync } from 'node:child_process';
-import { existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync, statSync } from 'node:fs';
+import {
+  existsSync,
+  mkdirSync,
+  mkdtempSync,
+  readFileSync,
+  rmSync,
+  statSync,
+  symlinkSync,
+  writeFileSync,
+} from 'node:fs';
 import { tmpdir } from 'node:os';
 import { dirname, join, resolve } from 'node:path';
 import { beforeAll, describe, expect, it } from 'vitest';
@@ -100,11 +109,7 @@ describe('the package as published', () => {
   });
 
   it('works in a Nest 11 CommonJS app: compiled by TypeScript 5.0 (its declarations checked too, an entry point other than the main one included), run by Node, tested by Jest in its default mode', () => {
-    installFixtureDependencies();
-    const installed = join(FIXTURE, 'node_modules', 'nestjs-elastic-job');
-    rmSync(installed, { recursive: true, force: true });
-    mkdirSync(installed);
-    execFileSync('tar', ['-xzf', tarball, '-C', installed, '--strip-components=1']);
+    const installed = installPackedLibrary();
 
     rmSync(join(FIXTURE, 'dist'), { recursive: true, force: true });
     execFileSync(process.execPath, ['node_modules/typescript/bin/tsc', '-p', 'tsconfig.json'], fixtureRun());
@@ -131,7 +136,64 @@ describe('the package as published', () => {
     expect(jest.status, jest.stderr).toBe(0);
     expect(jest.stderr).toMatch(/Tests:\s+2 passed, 2 total/);
   }, 240_000);
+
+  it("type-checks in an ES-module app (TypeScript 5.0, nodenext, strict, declarations checked): the exports map's types", () => {
+    installPackedLibrary();
+    const app = mkdtempSync(join(tmpdir(), 'nestjs-elastic-job-esm-app-'));
+    try {
+      mkdirSync(join(app, 'src'));
+      symlinkSync(join(FIXTURE, 'node_modules'), join(app, 'node_modules'));
+      writeFileSync(join(app, 'package.json'), JSON.stringify({ type: 'module' }));
+      writeFileSync(
+        join(app, 'tsconfig.json'),
+        JSON.stringify({
+          compilerOptions: {
+            module: 'nodenext',
+            moduleResolution: 'nodenext',
+            target: 'ES2022',
+            strict: true,
+            noEmit: true,
+            skipLibCheck: false,
+            experimentalDecorators: true,
+            types: ['node'],
+          },
+          include: ['src'],
+        }),
+      );
+      writeFileSync(
+        join(app, 'src', 'app.ts'),
+        [
+          "import { ElasticJobModule, type ShardingContext } from 'nestjs-elastic-job';",
+          "import type { ElasticJobConsoleOptions } from 'nestjs-elastic-job/console';",
+          "export const settings: ElasticJobConsoleOptions = { path: 'jobs' };",
+          'export const item = (context: ShardingContext): number => context.shardingItem;',
+          'export const module = ElasticJobModule;',
+          '',
+        ].join('\n'),
+      );
+      const files = execFileSync(
+        process.execPath,
+        [join(FIXTURE, 'node_modules/typescript/bin/tsc'), '-p', 'tsconfig.json', '--listFiles'],
+        { cwd: app, timeout: 120_000, encoding: 'utf8' },
+      );
+      // The ES-module declarations (dist/), not the CommonJS ones typesVersions names for node10.
+      expect(files).toMatch(/nestjs-elastic-job\/dist\/console\/index\.d\.ts/);
+      expect(files).not.toMatch(/nestjs-elastic-job\/dist\/cjs\//);
+    } finally {
+      rmSync(app, { recursive: true, force: true });
+    }
+  }, 240_000);
 });
+
+/** The packed tarball unpacked into the fixture's node_modules (its dependencies installed first); its path. */
+function installPackedLibrary(): string {
+  installFixtureDependencies();
+  const installed = join(FIXTURE, 'node_modules', 'nestjs-elastic-job');
+  rmSync(installed, { recursive: true, force: true });
+  mkdirSync(installed);
+  execFileSync('tar', ['-xzf', tarball, '-C', installed, '--strip-components=1']);
+  return installed;
+}
 
 /** The packages a built file imports or requires, following its relative imports through the whole graph. */
 function bareImports(entry: string): Set<string> {
