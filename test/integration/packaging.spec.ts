@@ -171,14 +171,14 @@ describe('the package as published', () => {
           '',
         ].join('\n'),
       );
-      const files = execFileSync(
+      const listed = execFileSync(
         process.execPath,
         [join(FIXTURE, 'node_modules/typescript/bin/tsc'), '-p', 'tsconfig.json', '--listFiles'],
         { cwd: app, timeout: 120_000, encoding: 'utf8' },
       );
       // The ES-module declarations (dist/), not the CommonJS ones typesVersions names for node10.
-      expect(files).toMatch(/nestjs-elastic-job\/dist\/console\/index\.d\.ts/);
-      expect(files).not.toMatch(/nestjs-elastic-job\/dist\/cjs\//);
+      expect(listed).toMatch(/nestjs-elastic-job\/dist\/console\/index\.d\.ts/);
+      expect(listed).not.toMatch(/nestjs-elastic-job\/dist\/cjs\//);
     } finally {
       rmSync(app, { recursive: true, force: true });
     }
