@@ -77,4 +77,14 @@ export {
   JobExecutionError,
   JobNotFoundError,
   RegistryError,
+  ServerNotFoundError,
 } from './errors/elastic-job.errors.js';
+export {
+  CLIENT_MESSAGE_LIMIT,
+  ELASTIC_JOB_ERROR_CODES,
+  errorCodeOf,
+  errorPayload,
+  type ElasticJobErrorCode,
+  type ElasticJobErrorPayload,
+} from './errors/error-payload.js';
+export { MAX_INSTANCE_ID_LENGTH, MAX_JOB_NAME_LENGTH, MAX_JOB_PARAMETER_BYTES } from './lifecycle/operator-input.js';

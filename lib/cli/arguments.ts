@@ -1,7 +1,7 @@
 import { parseArgs } from 'node:util';
-import { JobConfigurationError } from '../errors/elastic-job.errors.js';
+import { InvalidOperationError, JobConfigurationError, quoteInput } from '../errors/elastic-job.errors.js';
 import type { ZookeeperConfiguration } from '../interfaces/module-options.interface.js';
-import { nodeNameProblem } from '../registry/zookeeper-names.js';
+import { checkJobName, checkJobParameter, checkServerIp } from '../lifecycle/operator-input.js';
 import { validateZookeeperOptions } from '../registry/zookeeper-settings.js';
 import { UsageError } from './cli-errors.js';
 import type { CliCommand, CommandInput, CommandOption } from './commands/command.js';
@@ -57,7 +57,7 @@ export function parseCommandLine(argv: readonly string[], env: NodeJS.ProcessEnv
   if (name === undefined) throw new UsageError('no command given');
   const command = COMMANDS.find((candidate) => candidate.name === name);
   if (command === undefined)
-    throw new UsageError(`unknown command '${name}'; commands: ${COMMANDS.map((c) => c.name).join(', ')}`);
+    throw new UsageError(`unknown command ${quoteInput(name)}; commands: ${COMMANDS.map((c) => c.name).join(', ')}`);
 
   const given: Record<CommandOption, boolean> = {
     ip: values.ip !== undefined,
@@ -75,9 +75,11 @@ export function parseCommandLine(argv: readonly string[], env: NodeJS.ProcessEnv
       `'${name}' takes ${min === max ? min : `${min} to ${max}`} argument${min === 1 && max === 1 ? '' : 's'}, got ` +
         `${args.length}; usage: ${name} ${command.synopsis}`.trimEnd(),
     );
-  // Every command's first argument is a job's name.
-  const problem = args[0] === undefined ? undefined : nodeNameProblem(args[0]);
-  if (problem) throw new UsageError(`<name> must be a job's name: '${args[0]!}' ${problem}`);
+  // The operator API's checks (operator-input.ts), before any connection: every command's first argument is a job's
+  // name, --ip a server's IP, --param a job parameter.
+  if (args[0] !== undefined) asUsage(() => checkJobName(args[0], name, '<name>'));
+  if (values.ip !== undefined) asUsage(() => checkServerIp(values.ip, name, '--ip'));
+  if (values.param !== undefined) asUsage(() => checkJobParameter(values.param, name, '--param'));
   const input: CommandInput = { args, ip: values.ip, param: values.param, sets: values.set ?? [] };
   command.check?.(input);
 
@@ -93,6 +95,16 @@ export function parseCommandLine(argv: readonly string[], env: NodeJS.ProcessEnv
   };
 }
 
+/** An InvalidOperationError of the operator's checks, said as the command line's mistake (exit 2, with usage). */
+function asUsage(check: () => unknown): void {
+  try {
+    check();
+  } catch (error) {
+    if (!(error instanceof InvalidOperationError)) throw error;
+    throw new UsageError(`${error.field} ${error.detail}`);
+  }
+}
+
 function zookeeperOptions(
   values: { zk?: string; namespace?: string; digest?: string; timeout?: string },
   env: NodeJS.ProcessEnv,
@@ -103,7 +115,7 @@ function zookeeperOptions(
   let timeout: number | undefined;
   if (values.timeout !== undefined) {
     if (!/^\d+$/.test(values.timeout) || Number(values.timeout) === 0)
-      throw new UsageError(`--timeout takes milliseconds (an integer > 0), got '${values.timeout}'`);
+      throw new UsageError(`--timeout takes milliseconds (an integer > 0), got ${quoteInput(values.timeout)}`);
     timeout = Number(values.timeout);
   }
   const zookeeper: ZookeeperConfiguration = {

@@ -1,9 +1,10 @@
 import type { Writable } from 'node:stream';
 import { describeError } from '../errors/elastic-job.errors.js';
+import { ELASTIC_JOB_ERROR_CODES, errorCodeOf } from '../errors/error-payload.js';
 import { ElasticJobOperator } from '../lifecycle/elastic-job-operator.js';
 import type { ZookeeperRegistryCenter } from '../registry/zookeeper-registry-center.js';
 import { type CliInvocation, parseCommandLine } from './arguments.js';
-import { EXIT_FAILED, EXIT_OK, EXIT_USAGE, UsageError } from './cli-errors.js';
+import { EXIT_OK, EXIT_USAGE, UsageError } from './cli-errors.js';
 import type { CommandContext, CommandOutput } from './commands/command.js';
 import { connectRegistry } from './connection.js';
 import { runCronPreview } from './cron-preview.command.js';
@@ -18,7 +19,7 @@ export interface CliEnvironment {
   env: NodeJS.ProcessEnv;
 }
 
-/** Runs one command line; resolves with the exit code (0 done, 1 the operation failed, 2 bad usage). */
+/** Runs one command line; resolves with the exit code (cli-errors.ts: 0 done, 1 failed, 2 bad usage, 3 not found). */
 export async function runCli(argv: readonly string[], environment: CliEnvironment): Promise<number> {
   const output = new CliOutput(environment.stdout, environment.stderr);
   if (argv[0] === 'zookeeper') return runLocalZookeeper(argv.slice(1), output, untilInterrupted);
@@ -50,10 +51,18 @@ export async function runCli(argv: readonly string[], environment: CliEnvironmen
     return EXIT_OK;
   } catch (error) {
     await output.err(`${PROGRAM}: ${describeError(error)}\n`);
-    return EXIT_FAILED;
+    return exitCodeOf(error);
   } finally {
     await registry?.close();
   }
+}
+
+/**
+ * The exit code of a failed operation: the code its error has on every surface (errors/error-payload.ts): 2 for a bad
+ * argument, 3 for a job or server that is not there, 1 for anything else (ZooKeeper trouble, a conflict).
+ */
+export function exitCodeOf(error: unknown): number {
+  return ELASTIC_JOB_ERROR_CODES[errorCodeOf(error)].cliExit;
 }
 
 /** `--json`: the API's value, one document (one line per redraw in watch mode); else the command's text. */

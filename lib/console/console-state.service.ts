@@ -9,7 +9,7 @@ import {
 } from '@nestjs/common';
 import { ModuleRef } from '@nestjs/core';
 import { Observable, Subject, takeUntil } from 'rxjs';
-import { describeError, JobConfigurationError } from '../errors/elastic-job.errors.js';
+import { describeError, JobConfigurationError, JobNotFoundError } from '../errors/elastic-job.errors.js';
 import type { ExecutionHistory, ExecutionRecord } from '../interfaces/execution-history.interface.js';
 import { ElasticJobOperator } from '../lifecycle/elastic-job-operator.js';
 import {
@@ -213,7 +213,11 @@ export class ConsoleStateService implements OnModuleInit, BeforeApplicationShutd
     const [brief, config, sharding, servers] = await Promise.all([
       this.operator.getJobBriefInfo(jobName),
       this.operator.getJobConfiguration(jobName),
-      this.operator.getShardingInfo(jobName).catch(() => [] as ShardingInfo[]),
+      // Removed between the reads: the brief says so below.
+      this.operator.getShardingInfo(jobName).catch((error: unknown): ShardingInfo[] => {
+        if (error instanceof JobNotFoundError) return [];
+        throw error;
+      }),
       this.operator.getJobServersInfo(jobName),
     ]);
     if (brief === undefined || config === undefined) return undefined;

@@ -1,11 +1,11 @@
 import {
-  BadRequestException,
   Body,
   type CanActivate,
   Controller,
   Get,
   Header,
   HttpCode,
+  HttpException,
   Inject,
   type MessageEvent,
   NotFoundException,
@@ -20,9 +20,17 @@ import {
   UseGuards,
 } from '@nestjs/common';
 import { interval, map, merge, type Observable, takeUntil } from 'rxjs';
-import { describeError, InvalidOperationError, JobNotFoundError, RegistryError } from '../errors/elastic-job.errors.js';
+import { describeError, InvalidOperationError, JobNotFoundError, quoteInput } from '../errors/elastic-job.errors.js';
+import { ELASTIC_JOB_ERROR_CODES, errorPayload, isInternal } from '../errors/error-payload.js';
 import type { ElasticJobOperator } from '../lifecycle/elastic-job-operator.js';
 import { JOB_BRIEF_STATUSES } from '../lifecycle/lifecycle.types.js';
+import {
+  checkItemNumber,
+  checkJobName,
+  checkJobParameter,
+  checkKeys,
+  checkServerIp,
+} from '../lifecycle/operator-input.js';
 import type { ResolvedConsoleOptions } from './console-options.js';
 import { ConsoleActionGuard, CSRF_COOKIE, csrfCookie } from './console-action.guard.js';
 import { ConsoleStateService } from './console-state.service.js';
@@ -47,7 +55,7 @@ const PAST = { disable: 'disabled', enable: 'enabled', shutdown: 'shut down' } a
 /** A query parameter given once, as text (`?name=a&name=b` is refused rather than read as an array). */
 function text(value: unknown, field: string): string | undefined {
   if (value === undefined || typeof value === 'string') return value;
-  throw new BadRequestException(`${field} must be given once, as text`);
+  throw httpError(new InvalidOperationError('query', field, 'must be given once, as text'));
 }
 
 const STATUSES: readonly string[] = JOB_BRIEF_STATUSES;
@@ -55,20 +63,29 @@ const STATUSES: readonly string[] = JOB_BRIEF_STATUSES;
 function integer(value: string | undefined, field: string, fallback: number, min: number, max: number): number {
   if (value === undefined || value === '') return fallback;
   const n = Number(value);
-  if (!Number.isInteger(n) || n < min || n > max)
-    throw new BadRequestException(`${field} must be an integer ${min}..${max}, got '${value}'`);
+  if (!/^\d+$/.test(value) || !Number.isSafeInteger(n) || n < min || n > max)
+    throw httpError(
+      new InvalidOperationError('query', field, `must be an integer ${min}..${max}, got ${quoteInput(value)}`),
+    );
   return n;
 }
 
-/** The library's errors as HTTP answers: the message (which names the job and says what to do) kept. */
-async function answer<T>(work: Promise<T>): Promise<T> {
+/**
+ * The library's errors as HTTP answers, with the status, name and code they have on every surface
+ * (errors/error-payload.ts): `{ statusCode, name, code, message, registryCode? }`. Anything else stays Nest's 500.
+ */
+function httpError(error: unknown): unknown {
+  if (isInternal(error)) return error;
+  const payload = errorPayload(error);
+  const status = ELASTIC_JOB_ERROR_CODES[payload.code].httpStatus;
+  return new HttpException({ statusCode: status, ...payload }, status);
+}
+
+async function answer<T>(work: Promise<T> | (() => Promise<T>)): Promise<T> {
   try {
-    return await work;
+    return await (typeof work === 'function' ? work() : work);
   } catch (error) {
-    if (error instanceof JobNotFoundError) throw new NotFoundException(error.message);
-    if (error instanceof InvalidOperationError) throw new BadRequestException(error.message);
-    if (error instanceof RegistryError) throw new ServiceUnavailableException(error.message);
-    throw error;
+    throw httpError(error);
   }
 }
 
@@ -145,7 +162,13 @@ export function createConsoleController(options: ResolvedConsoleOptions): Type<u
     ) {
       const statusFilter = text(status, 'status');
       if (statusFilter && !STATUSES.includes(statusFilter))
-        throw new BadRequestException(`status must be one of ${STATUSES.join(', ')}, got '${statusFilter}'`);
+        throw httpError(
+          new InvalidOperationError(
+            'query',
+            'status',
+            `must be one of ${STATUSES.join(', ')}, got ${quoteInput(statusFilter)}`,
+          ),
+        );
       const nameFilter = text(name, 'name');
       return answer(
         this.state.jobs({
@@ -160,9 +183,11 @@ export function createConsoleController(options: ResolvedConsoleOptions): Type<u
     @Get('api/jobs/:name')
     @Header('Cache-Control', 'no-store')
     async job(@Param('name') name: string) {
-      const detail = await answer(this.state.job(name));
-      if (detail === undefined) throw new NotFoundException(`No job named '${name}' in this namespace`);
-      return detail;
+      return answer(async () => {
+        const detail = await this.state.job(checkJobName(name, 'job'));
+        if (detail === undefined) throw new JobNotFoundError(name);
+        return detail;
+      });
     }
 
     @Get('api/servers')
@@ -175,6 +200,7 @@ export function createConsoleController(options: ResolvedConsoleOptions): Type<u
     @Header('Cache-Control', 'no-store')
     async executions(@Query('job') job?: unknown, @Query('limit') limit?: unknown) {
       const jobName = text(job, 'job');
+      if (jobName !== undefined && jobName !== '') await answer(async () => checkJobName(jobName, 'executions', 'job'));
       const query = {
         ...(jobName === undefined || jobName === '' ? {} : { jobName }),
         limit: integer(text(limit, 'limit'), 'limit', 50, 1, 500),
@@ -202,12 +228,17 @@ export function createConsoleController(options: ResolvedConsoleOptions): Type<u
     @Post('api/jobs/:name/trigger')
     @HttpCode(200)
     @UseGuards(ConsoleActionGuard)
-    async trigger(@Param('name') name: string, @Body() body: { jobParameter?: unknown } | undefined) {
-      const jobParameter = body?.jobParameter;
-      if (jobParameter !== undefined && typeof jobParameter !== 'string')
-        throw new BadRequestException('jobParameter must be a string');
-      const instances = await answer(this.operator.trigger(name, jobParameter === undefined ? {} : { jobParameter }));
-      return { done: `triggered on ${instances.length} instance(s)`, instances };
+    async trigger(@Param('name') name: string, @Body() body: unknown) {
+      return answer(async () => {
+        const jobName = checkJobName(name, 'trigger');
+        // A body is optional; when given, it is `{ jobParameter? }` and nothing else.
+        if (body !== undefined && body !== null && (typeof body !== 'object' || Array.isArray(body)))
+          throw new InvalidOperationError('trigger', 'body', `must be { jobParameter? }, got ${quoteInput(body)}`);
+        if (body) checkKeys(body, ['jobParameter'], 'trigger');
+        const jobParameter = checkJobParameter((body as { jobParameter?: unknown } | null)?.jobParameter, 'trigger');
+        const instances = await this.operator.trigger(jobName, jobParameter === undefined ? {} : { jobParameter });
+        return { done: `triggered on ${instances.length} instance(s)`, instances };
+      });
     }
 
     @Post('api/jobs/:name/:action')
@@ -215,22 +246,31 @@ export function createConsoleController(options: ResolvedConsoleOptions): Type<u
     @UseGuards(ConsoleActionGuard)
     async jobAction(@Param('name') name: string, @Param('action') action: string) {
       if (action !== 'disable' && action !== 'enable' && action !== 'shutdown')
-        throw new NotFoundException(`No job action '${action}': disable, enable, shutdown or trigger`);
-      const nodes = await answer(this.operator[action]({ jobName: name }));
-      this.state.touched(name);
-      return { done: `${PAST[action]} ${name} on ${nodes.length} node(s)` };
+        throw new NotFoundException(`No job action ${quoteInput(action)}: disable, enable, shutdown or trigger`);
+      return answer(async () => {
+        const nodes = await this.operator[action]({ jobName: checkJobName(name, action) });
+        this.state.touched(name);
+        return { done: `${PAST[action]} ${name} on ${nodes.length} node(s)` };
+      });
     }
 
     @Post('api/jobs/:name/items/:item/:action')
     @HttpCode(200)
     @UseGuards(ConsoleActionGuard)
     async itemAction(@Param('name') name: string, @Param('item') item: string, @Param('action') action: string) {
-      const index = integer(item, 'item', 0, 0, Number.MAX_SAFE_INTEGER);
-      if (action === 'disable') await answer(this.operator.disableItem(name, index));
-      else if (action === 'enable') await answer(this.operator.enableItem(name, index));
-      else throw new NotFoundException(`No item action '${action}': disable or enable`);
-      this.state.touched(name);
-      return { done: `${PAST[action]} item ${index} of ${name}` };
+      if (action !== 'disable' && action !== 'enable')
+        throw new NotFoundException(`No item action ${quoteInput(action)}: disable or enable`);
+      const operation = `${action} item`;
+      return answer(async () => {
+        const jobName = checkJobName(name, operation);
+        if (!/^\d+$/.test(item))
+          throw new InvalidOperationError(operation, 'item', `must be an integer >= 0, got ${quoteInput(item)}`);
+        const index = checkItemNumber(Number(item), operation);
+        if (action === 'disable') await this.operator.disableItem(jobName, index);
+        else await this.operator.enableItem(jobName, index);
+        this.state.touched(name);
+        return { done: `${PAST[action]} item ${index} of ${name}` };
+      });
     }
 
     @Post('api/jobs/:name/servers/:ip/:action')
@@ -238,10 +278,13 @@ export function createConsoleController(options: ResolvedConsoleOptions): Type<u
     @UseGuards(ConsoleActionGuard)
     async jobServerAction(@Param('name') name: string, @Param('ip') ip: string, @Param('action') action: string) {
       if (action !== 'disable' && action !== 'enable' && action !== 'shutdown')
-        throw new NotFoundException(`No server action '${action}': disable, enable or shutdown`);
-      const nodes = await answer(this.operator[action]({ jobName: name, serverIp: ip }));
-      this.state.touched(name);
-      return { done: `${PAST[action]} ${name} on ${ip} (${nodes.length} node(s))` };
+        throw new NotFoundException(`No server action ${quoteInput(action)}: disable, enable or shutdown`);
+      return answer(async () => {
+        const target = { jobName: checkJobName(name, action), serverIp: checkServerIp(ip, action, 'ip') };
+        const nodes = await this.operator[action](target);
+        this.state.touched(name);
+        return { done: `${PAST[action]} ${name} on ${ip} (${nodes.length} node(s))` };
+      });
     }
 
     @Post('api/servers/:ip/:action')
@@ -249,10 +292,12 @@ export function createConsoleController(options: ResolvedConsoleOptions): Type<u
     @UseGuards(ConsoleActionGuard)
     async serverAction(@Param('ip') ip: string, @Param('action') action: string) {
       if (action !== 'disable' && action !== 'enable')
-        throw new NotFoundException(`No server action '${action}': disable or enable`);
-      const nodes = await answer(this.operator[action]({ serverIp: ip }));
-      this.state.touched(undefined);
-      return { done: `${PAST[action]} ${ip} in every job (${nodes.length} node(s))` };
+        throw new NotFoundException(`No server action ${quoteInput(action)}: disable or enable`);
+      return answer(async () => {
+        const nodes = await this.operator[action]({ serverIp: checkServerIp(ip, action, 'ip') });
+        this.state.touched(undefined);
+        return { done: `${PAST[action]} ${ip} in every job (${nodes.length} node(s))` };
+      });
     }
   }
   return ElasticJobConsoleController;

@@ -51,24 +51,75 @@ export class JobConflictError extends ElasticJobError {
 }
 
 /**
- * A call names a job that is not there: in the namespace (no `/{job}/config` node: the operator API), or among the
- * `@ShardedJob()` methods of this app (ElasticJobRegistry).
+ * A call names a job that is not there: in the namespace (no `/{job}/config` node: the operator API and what is built
+ * on it), or among the `@ShardedJob()` methods of this app (ElasticJobRegistry). The namespace's message names no
+ * other job: it reaches remote callers (message patterns, the console), and the `jobs` query lists the jobs for
+ * those allowed to see them.
  */
 export class JobNotFoundError extends ElasticJobError {
   constructor(
     readonly jobName: string,
-    /** The jobs there are, for the message. */
-    known: readonly string[],
-    where: 'namespace' | 'app' = 'namespace',
+    /** This app's jobs, for the message of a local call (ElasticJobRegistry); omitted for a namespace's. */
+    appJobs?: readonly string[],
   ) {
     super(
-      where === 'namespace'
-        ? `No job named '${jobName}' in this namespace (it has no config node); jobs there: ` +
-            `${known.length > 0 ? known.join(', ') : 'none'}. Check the name and the namespace.`
-        : `No @ShardedJob() named '${jobName}' in this app; its jobs: ${known.length > 0 ? known.join(', ') : 'none'}` +
-            ` (there are none before the application has bootstrapped).`,
+      appJobs === undefined
+        ? `No job named ${quoteInput(jobName)} in this namespace (it has no config node): check the name and the ` +
+            `namespace; the jobs query lists the jobs there`
+        : `No @ShardedJob() named ${quoteInput(jobName)} in this app; its jobs: ` +
+            `${appJobs.length > 0 ? appJobs.join(', ') : 'none'} (there are none before the application has bootstrapped).`,
     );
   }
+}
+
+/**
+ * An operation names a server that has no `servers/{ip}` node where it applies: it has never run the job (or any job,
+ * for a server alone), or it left and its node was cleaned up. Nothing is written for it: ElasticJob rewrites
+ * `servers/{ip}` when an instance registers and deletes the nodes of servers with no instance online, so a server
+ * cannot be disabled before it starts (give the job `disabled: true` to start it disabled everywhere).
+ */
+export class ServerNotFoundError extends ElasticJobError {
+  constructor(
+    readonly serverIp: string,
+    /** The job looked in; undefined when every job was. */
+    readonly jobName: string | undefined,
+    readonly operation: string,
+  ) {
+    super(
+      `${operation}: no server ${quoteInput(serverIp)} in ` +
+        `${jobName === undefined ? 'any job of this namespace' : `job ${quoteInput(jobName)}`} (it has no ` +
+        `servers/{ip} node there): check the IP; a server that has not registered cannot be operated on ahead, ` +
+        `as its instance rewrites the node when it starts (the servers query lists the servers there)`,
+    );
+  }
+}
+
+/** At most this many characters of a caller's input are quoted back in a message. */
+export const QUOTED_INPUT_LIMIT = 64;
+
+/**
+ * A caller's input as an error message shows it: quoted, at most QUOTED_INPUT_LIMIT characters (longer ones cut, their
+ * length said), control characters escaped. Safe to send back to whoever gave it, whatever they gave.
+ */
+export function quoteInput(value: unknown): string {
+  if (typeof value !== 'string') {
+    if (value === undefined) return 'undefined';
+    if (typeof value === 'number' || typeof value === 'boolean' || value === null) return String(value);
+    if (typeof value === 'bigint') return `${shortText(String(value))}n`;
+    if (Array.isArray(value)) return `an array of ${value.length}`;
+    return typeof value === 'object' ? 'an object' : `a ${typeof value}`;
+  }
+  // JSON's escapes for control characters and lone surrogates; quotes shown as they are.
+  const escaped = JSON.stringify(shortText(value)).slice(1, -1).replace(/\\"/g, '"');
+  return `'${escaped}'${value.length > QUOTED_INPUT_LIMIT ? ` (${value.length} characters)` : ''}`;
+}
+
+function shortText(text: string): string {
+  if (text.length <= QUOTED_INPUT_LIMIT) return text;
+  // Not cut inside a surrogate pair: the message stays well-formed text.
+  let end = QUOTED_INPUT_LIMIT - 1;
+  if (/[\ud800-\udbff]/.test(text[end - 1]!)) end--;
+  return `${text.slice(0, end)}…`;
 }
 
 /**

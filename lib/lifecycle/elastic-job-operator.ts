@@ -1,14 +1,26 @@
 import { Logger } from '@nestjs/common';
 import { NamespaceWatch, type NamespaceChange } from './namespace-watch.js';
-import { RegistryError, withinBound } from '../errors/elastic-job.errors.js';
+import { InvalidOperationError, quoteInput, RegistryError, withinBound } from '../errors/elastic-job.errors.js';
 import type { ZookeeperConfiguration } from '../interfaces/module-options.interface.js';
 import type { JobConfiguration } from '../job/config/job-configuration.js';
 import { awaitConnection, type RegistryCenter } from '../registry/registry-center.js';
 import { ZookeeperRegistryCenter } from '../registry/zookeeper-registry-center.js';
 import { DEFAULT_ZOOKEEPER_SETTINGS, validateZookeeperOptions } from '../registry/zookeeper-settings.js';
-import { JobConfigurationApi, type JobConfigurationChanges } from './job-configuration.api.js';
+import {
+  checkConfigurationChanges,
+  JobConfigurationApi,
+  type JobConfigurationChanges,
+} from './job-configuration.api.js';
 import { JobOperateApi, type OperatedNode } from './job-operate.api.js';
 import { JobStatisticsApi } from './job-statistics.api.js';
+import {
+  checkItemNumber,
+  checkJobName,
+  checkJobParameter,
+  checkKeys,
+  checkServerIp,
+  checkTarget,
+} from './operator-input.js';
 import type { JobBriefInfo, JobServerInfo, OperationTarget, ServerBriefInfo, ShardingInfo } from './lifecycle.types.js';
 import { ServerStatisticsApi } from './server-statistics.api.js';
 import { ShardingOperateApi } from './sharding-operate.api.js';
@@ -34,9 +46,12 @@ interface Apis {
  *   app without jobs).
  * - Anywhere else: `await ElasticJobOperator.connect({ serverLists, namespace })`, then `close()`.
  *
- * Reads of one job resolve undefined (or empty) when it does not exist; operations on a job that does not exist
- * reject with a JobNotFoundError, bad arguments with an InvalidOperationError, ZooKeeper trouble with a
- * RegistryError. @publicApi
+ * Every argument is checked before anything is read (names as ZooKeeper node names of a bounded length, server IPs
+ * as IP addresses, items as integers; README "Errors of the operator's surfaces"): a bad one rejects with an
+ * InvalidOperationError naming the call and the argument. Lookups of one job (getJobBriefInfo, getJobServersInfo,
+ * getJobConfiguration) resolve undefined when it does not exist; every other call on a job that does not exist
+ * rejects with a JobNotFoundError, on a server with no node where it is named with a ServerNotFoundError, and
+ * ZooKeeper trouble with a RegistryError. Nothing is written for what does not exist. @publicApi
  */
 export class ElasticJobOperator {
   private apis: Apis | undefined;
@@ -83,6 +98,8 @@ export class ElasticJobOperator {
     return this.release();
   }
 
+  // Every argument is checked (operator-input.ts) before the call waits for a connection or reads anything.
+
   // ---------------------------------------------------------------- statistics
 
   /** Every job of the namespace, by name (ElasticJob's getAllJobsBriefInfo). */
@@ -90,12 +107,15 @@ export class ElasticJobOperator {
     return this.run('getAllJobsBriefInfo', (apis) => apis.jobStatistics.getAllJobsBriefInfo());
   }
 
+  /** One job; undefined when there is no such job. */
   async getJobBriefInfo(jobName: string): Promise<JobBriefInfo | undefined> {
+    checkJobName(jobName, 'getJobBriefInfo');
     return this.run('getJobBriefInfo', (apis) => apis.jobStatistics.getJobBriefInfo(jobName));
   }
 
-  /** The jobs one server takes part in, with its status and instances there. */
+  /** The jobs one server takes part in, with its status and instances there (none for a server no job knows). */
   async getJobsBriefInfo(serverIp: string): Promise<JobBriefInfo[]> {
+    checkServerIp(serverIp, 'getJobsBriefInfo');
     return this.run('getJobsBriefInfo', (apis) => apis.jobStatistics.getJobsBriefInfo(serverIp));
   }
 
@@ -105,62 +125,89 @@ export class ElasticJobOperator {
 
   /** One job's servers with their status in it and instances online: undefined when there is no such job. */
   async getJobServersInfo(jobName: string): Promise<JobServerInfo[] | undefined> {
+    checkJobName(jobName, 'getJobServersInfo');
     return this.run('getJobServersInfo', (apis) => apis.serverStatistics.getJobServersInfo(jobName));
   }
 
+  /** The job's items (empty before its first sharding); a JobNotFoundError when there is no such job. */
   async getShardingInfo(jobName: string): Promise<ShardingInfo[]> {
+    checkJobName(jobName, 'getShardingInfo');
     return this.run('getShardingInfo', (apis) => apis.shardingStatistics.getShardingInfo(jobName));
   }
 
   // ---------------------------------------------------------------- operations
 
-  /** Fires the job now on every online instance; resolves with their ids. */
+  /**
+   * Fires the job now on every online instance; resolves with their ids. `jobParameter` (at most 64 KiB) is that
+   * run's job parameter on this library's instances.
+   */
   async trigger(jobName: string, options: { jobParameter?: string } = {}): Promise<string[]> {
-    return this.run('trigger', (apis) => apis.jobOperate.trigger(jobName, options.jobParameter));
+    checkJobName(jobName, 'trigger');
+    if (typeof options !== 'object' || options === null)
+      throw new InvalidOperationError('trigger', 'options', `must be { jobParameter? }, got ${quoteInput(options)}`);
+    checkKeys(options, ['jobParameter'], 'trigger');
+    const jobParameter = checkJobParameter(options.jobParameter, 'trigger');
+    return this.run('trigger', (apis) => apis.jobOperate.trigger(jobName, jobParameter));
   }
 
-  /** Disables a job on every server, a server in every job, or one job on one server. */
+  /**
+   * Disables a job on every server, a server in every job, or one job on one server. A server must have a node where
+   * it is named (ServerNotFoundError otherwise): one that has not registered cannot be disabled ahead.
+   */
   async disable(target: OperationTarget): Promise<OperatedNode[]> {
+    checkTarget(target, 'disable');
     return this.run('disable', (apis) => apis.jobOperate.disable(target));
   }
 
   async enable(target: OperationTarget): Promise<OperatedNode[]> {
+    checkTarget(target, 'enable');
     return this.run('enable', (apis) => apis.jobOperate.enable(target));
   }
 
   /** Stops the job on the target's instances (their processes go on); peers take the items over. */
   async shutdown(target: OperationTarget): Promise<OperatedNode[]> {
+    checkTarget(target, 'shutdown');
     return this.run('shutdown', (apis) => apis.jobOperate.shutdown(target));
   }
 
   /** Shutdown, and the target's server nodes deleted. */
   async remove(target: OperationTarget): Promise<OperatedNode[]> {
+    checkTarget(target, 'remove');
     return this.run('remove', (apis) => apis.jobOperate.remove(target));
   }
 
-  /** Keeps one item from running anywhere until enabled again. */
+  /** Keeps one item (0..shardingTotalCount-1) from running anywhere until enabled again. */
   async disableItem(jobName: string, item: number): Promise<void> {
-    return this.run('disable', (apis) => apis.shardingOperate.disable(jobName, item));
+    checkJobName(jobName, 'disableItem');
+    checkItemNumber(item, 'disableItem');
+    return this.run('disableItem', (apis) => apis.shardingOperate.disable(jobName, item));
   }
 
+  /** An item of the job runs again; also removes a flag left beyond a shardingTotalCount that shrank. */
   async enableItem(jobName: string, item: number): Promise<void> {
-    return this.run('enable', (apis) => apis.shardingOperate.enable(jobName, item));
+    checkJobName(jobName, 'enableItem');
+    checkItemNumber(item, 'enableItem');
+    return this.run('enableItem', (apis) => apis.shardingOperate.enable(jobName, item));
   }
 
   // ---------------------------------------------------------------- configuration
 
+  /** The job's configuration; undefined when there is no such job. */
   async getJobConfiguration(jobName: string): Promise<JobConfiguration | undefined> {
-    return this.run('get', (apis) => apis.jobConfiguration.get(jobName));
+    checkJobName(jobName, 'getJobConfiguration');
+    return this.run('getJobConfiguration', (apis) => apis.jobConfiguration.get(jobName));
   }
 
   /** Validated as `@ShardedJob()` options are, then written; running instances reschedule or reshard at once. */
   async updateJobConfiguration(jobName: string, changes: JobConfigurationChanges): Promise<JobConfiguration> {
-    return this.run('update', (apis) => apis.jobConfiguration.update(jobName, changes));
+    checkConfigurationChanges(jobName, changes);
+    return this.run('updateJobConfiguration', (apis) => apis.jobConfiguration.update(jobName, changes));
   }
 
   /** Deletes the job's whole tree. */
   async removeJob(jobName: string): Promise<void> {
-    return this.run('remove', (apis) => apis.jobConfiguration.remove(jobName));
+    checkJobName(jobName, 'removeJob');
+    return this.run('removeJob', (apis) => apis.jobConfiguration.remove(jobName));
   }
 
   /**

@@ -2,6 +2,7 @@ import {
   InvalidOperationError,
   JobConfigurationError,
   JobNotFoundError,
+  quoteInput,
   RegistryError,
   registryErrorCode,
 } from '../errors/elastic-job.errors.js';
@@ -13,6 +14,7 @@ import { BUILT_IN_ERROR_HANDLER_TYPES } from '../job/execution/job-error-handler
 import { BUILT_IN_SHARDING_STRATEGIES } from '../job/sharding/strategies/sharding-strategies.js';
 import type { RegistryCenter } from '../registry/registry-center.js';
 import { NamespaceReader } from './namespace-reader.js';
+import { checkJobName, checkKeys } from './operator-input.js';
 
 /** What an update may change: any field of the stored configuration but the job's name. */
 export type JobConfigurationChanges = Partial<Omit<JobConfiguration, 'jobName'>>;
@@ -36,6 +38,33 @@ const CHANGEABLE: ReadonlySet<string> = new Set<keyof JobConfigurationChanges>([
   'staticSharding',
 ]);
 
+/** Longest text a configuration update may set in one field, in UTF-8 bytes (the whole node must stay far below 1 MB). */
+export const MAX_CONFIG_TEXT_BYTES = 64 * 1024;
+
+/**
+ * The shape of an update, checked before anything is read: the job's name, an object of fields this API changes, text
+ * fields within MAX_CONFIG_TEXT_BYTES. Their values are validated against the merged configuration afterwards.
+ */
+export function checkConfigurationChanges(jobName: unknown, changes: unknown): void {
+  const operation = 'updateJobConfiguration';
+  checkJobName(jobName, operation);
+  if (typeof changes !== 'object' || changes === null || Array.isArray(changes))
+    throw new InvalidOperationError(
+      operation,
+      'changes',
+      `must be an object of fields to change, got ${quoteInput(changes)}`,
+    );
+  checkKeys(changes, [...CHANGEABLE], operation);
+  for (const [field, value] of Object.entries(changes)) {
+    if (typeof value === 'string' && Buffer.byteLength(value, 'utf8') > MAX_CONFIG_TEXT_BYTES)
+      throw new InvalidOperationError(
+        operation,
+        field,
+        `is ${Buffer.byteLength(value, 'utf8')} bytes long; at most ${MAX_CONFIG_TEXT_BYTES}`,
+      );
+  }
+}
+
 /**
  * ElasticJob's JobConfigurationAPI (docs/reference/elasticjob.md §6): the config node, read from ZooKeeper on every
  * call (ElasticJob's reads a cache that may be stale, #2526), updated with the validation `@ShardedJob()` options
@@ -55,25 +84,16 @@ export class JobConfigurationApi {
    * a JobConfigurationError naming the field when the stored one cannot be read.
    */
   async get(jobName: string): Promise<JobConfiguration | undefined> {
-    const yaml = await this.read.text(this.read.jobPaths(jobName, 'get configuration').config);
+    const yaml = await this.read.text(this.read.jobPaths(jobName, 'getJobConfiguration').config);
     return yaml === undefined ? undefined : this.parse(jobName, yaml);
   }
 
   /** Merges `changes` into the stored configuration, validates the result whole, and writes it. */
   async update(jobName: string, changes: JobConfigurationChanges): Promise<JobConfiguration> {
-    const paths = await this.read.requireJob(jobName, 'update configuration');
-    if (typeof changes !== 'object' || changes === null)
-      throw new InvalidOperationError('update configuration', 'changes', 'must be an object of fields to change');
-    for (const field of Object.keys(changes)) {
-      if (!CHANGEABLE.has(field))
-        throw new InvalidOperationError(
-          'update configuration',
-          field,
-          `is not a field that can be changed; use ${[...CHANGEABLE].join(', ')}`,
-        );
-    }
+    checkConfigurationChanges(jobName, changes);
+    const paths = await this.read.requireJob(jobName, 'updateJobConfiguration');
     const node = await this.registry.getData(paths.config);
-    if (node === undefined) throw new JobNotFoundError(jobName, await this.read.jobNames());
+    if (node === undefined) throw new JobNotFoundError(jobName);
     const text = node.data.toString('utf8');
     const stored = this.parse(jobName, text);
     const merged = { ...stored, ...changes, jobName } as ShardedJobOptions;
@@ -103,7 +123,7 @@ export class JobConfigurationApi {
 
   /** Deletes the job's whole tree (ElasticJob's removeJobConfiguration); its running instances stop it. */
   async remove(jobName: string): Promise<void> {
-    const paths = await this.read.requireJob(jobName, 'remove job');
+    const paths = await this.read.requireJob(jobName, 'removeJob');
     await this.registry.removeRecursive(paths.root);
   }
 

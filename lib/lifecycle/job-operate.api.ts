@@ -1,9 +1,10 @@
-import { InvalidOperationError, registryErrorCode } from '../errors/elastic-job.errors.js';
+import { registryErrorCode, ServerNotFoundError } from '../errors/elastic-job.errors.js';
 import { JobNodePath } from '../job/paths.js';
 import { SERVER_DISABLED, SERVER_ENABLED } from '../job/server/server.service.js';
 import type { RegistryCenter } from '../registry/registry-center.js';
 import type { OperationTarget } from './lifecycle.types.js';
 import { NamespaceReader } from './namespace-reader.js';
+import { checkTarget } from './operator-input.js';
 
 /** A `servers/{ip}` or `instances/{id}` node an operation wrote or deleted. */
 export interface OperatedNode {
@@ -62,51 +63,96 @@ export class JobOperateApi {
    * peers take its items over. The process goes on; its other jobs are untouched.
    */
   async shutdown(target: OperationTarget): Promise<OperatedNode[]> {
-    const nodes = await this.targetInstances(target, 'shutdown');
-    await Promise.all(
-      nodes.map((node) => this.registry.remove(new JobNodePath(node.jobName).instance(node.instanceId!))),
-    );
-    return nodes;
+    const { serverIp, jobs } = await this.resolve(target, 'shutdown');
+    const instances = await this.targetInstances(jobs, serverIp);
+    // A server named must be known where it is named, by an instance online or a server node.
+    if (serverIp !== undefined && instances.length === 0 && (await this.serverNodes(jobs, serverIp)).length === 0)
+      throw new ServerNotFoundError(serverIp, target.jobName, 'shutdown');
+    await this.removeNodes(instances);
+    return instances;
   }
 
-  /** Shutdown, then the target's `servers/{ip}` nodes are deleted too: the server leaves the job's statistics. */
+  /** Shutdown, and the target's `servers/{ip}` nodes deleted too: the server leaves the job's statistics. */
   async remove(target: OperationTarget): Promise<OperatedNode[]> {
-    const instances = await this.shutdown(target);
-    const servers = await this.targetServers(target, 'remove');
-    await Promise.all(servers.map((node) => this.registry.remove(new JobNodePath(node.jobName).server(node.serverIp))));
+    const { serverIp, jobs } = await this.resolve(target, 'remove');
+    const [instances, servers] = await Promise.all([
+      this.targetInstances(jobs, serverIp),
+      this.serverNodes(jobs, serverIp),
+    ]);
+    if (serverIp !== undefined && instances.length === 0 && servers.length === 0)
+      throw new ServerNotFoundError(serverIp, target.jobName, 'remove');
+    await this.removeNodes(instances);
+    await this.removeNodes(servers);
     return [...instances, ...servers];
   }
 
   private async setServers(target: OperationTarget, value: string, operation: string): Promise<OperatedNode[]> {
     const servers = await this.targetServers(target, operation);
     const data = Buffer.from(value, 'utf8');
+    // setData, never a create: a server node deleted meanwhile stays deleted (NO_NODE is not written over).
     await Promise.all(
-      servers.map((node) => this.registry.persist(new JobNodePath(node.jobName).server(node.serverIp), data)),
+      servers.map(async (node) => {
+        try {
+          await this.registry.setData(new JobNodePath(node.jobName).server(node.serverIp), data);
+        } catch (error) {
+          if (registryErrorCode(error) !== 'NO_NODE') throw error;
+        }
+      }),
     );
     return servers;
   }
 
   /**
-   * As ElasticJob picks them: job and IP → that one node (written even if absent); job only → every server of the
-   * job; IP only → that server in every job where it has a node.
+   * The server nodes of the target, as ElasticJob picks them, but only those that exist: job and IP → that node;
+   * job only → every server of the job; IP only → that server in every job where it has a node. A ServerNotFoundError
+   * when an IP is named and has no node there (ElasticJob would write one: see the error for why not).
    */
   private async targetServers(target: OperationTarget, operation: string): Promise<OperatedNode[]> {
-    const { jobName, serverIp } = checkTarget(target, operation, this.read);
-    if (jobName !== undefined) {
-      const paths = await this.read.requireJob(jobName, operation);
-      const ips = serverIp !== undefined ? [serverIp] : await this.read.children(paths.servers);
-      return ips.map((ip) => ({ jobName, serverIp: ip }));
-    }
-    const jobs = await this.read.jobNames();
-    const present = await Promise.all(jobs.map((job) => this.read.exists(new JobNodePath(job).server(serverIp!))));
-    return jobs.filter((_, i) => present[i]).map((job) => ({ jobName: job, serverIp: serverIp! }));
+    const { serverIp, jobs } = await this.resolve(target, operation);
+    const nodes = await this.serverNodes(jobs, serverIp);
+    if (serverIp !== undefined && nodes.length === 0)
+      throw new ServerNotFoundError(serverIp, target.jobName, operation);
+    return nodes;
   }
 
-  /** The online instances of the target (an instance's server is its node's `serverIp`). */
-  private async targetInstances(target: OperationTarget, operation: string): Promise<OperatedNode[]> {
-    const { jobName, serverIp } = checkTarget(target, operation, this.read);
-    if (jobName !== undefined) await this.read.requireJob(jobName, operation);
-    const jobs = jobName !== undefined ? [jobName] : await this.read.jobNames();
+  /** The target checked, its job required to exist, and the jobs it covers: that one, or every job. */
+  private async resolve(
+    target: OperationTarget,
+    operation: string,
+  ): Promise<{ jobName: string | undefined; serverIp: string | undefined; jobs: string[] }> {
+    const { jobName, serverIp } = checkTarget(target, operation);
+    if (jobName === undefined) return { jobName, serverIp, jobs: await this.read.jobNames() };
+    await this.read.requireJob(jobName, operation);
+    return { jobName, serverIp, jobs: [jobName] };
+  }
+
+  private async removeNodes(nodes: readonly OperatedNode[]): Promise<void> {
+    await Promise.all(
+      nodes.map((node) => {
+        const paths = new JobNodePath(node.jobName);
+        return this.registry.remove(
+          node.instanceId === undefined ? paths.server(node.serverIp) : paths.instance(node.instanceId),
+        );
+      }),
+    );
+  }
+
+  /** The server nodes there are: of `serverIp` in each of `jobs`, or every server of each job when no IP is named. */
+  private async serverNodes(jobs: readonly string[], serverIp: string | undefined): Promise<OperatedNode[]> {
+    if (serverIp === undefined) {
+      const perJob = await Promise.all(
+        jobs.map(async (jobName) =>
+          (await this.read.children(new JobNodePath(jobName).servers)).map((ip) => ({ jobName, serverIp: ip })),
+        ),
+      );
+      return perJob.flat();
+    }
+    const present = await Promise.all(jobs.map((job) => this.read.exists(new JobNodePath(job).server(serverIp))));
+    return jobs.filter((_, i) => present[i]).map((jobName) => ({ jobName, serverIp }));
+  }
+
+  /** The online instances of the jobs, of one server or all (an instance's server is its node's `serverIp`). */
+  private async targetInstances(jobs: readonly string[], serverIp: string | undefined): Promise<OperatedNode[]> {
     const perJob = await Promise.all(
       jobs.map(async (job) => {
         const ids = await this.read.children(new JobNodePath(job).instances);
@@ -120,12 +166,4 @@ export class JobOperateApi {
     );
     return perJob.flat();
   }
-}
-
-function checkTarget(target: OperationTarget, operation: string, read: NamespaceReader): OperationTarget {
-  if (typeof target !== 'object' || target === null || (target.jobName === undefined && target.serverIp === undefined))
-    throw new InvalidOperationError(operation, 'target', 'name a jobName, a serverIp, or both');
-  if (target.serverIp !== undefined) read.checkServerIp(target.serverIp, operation);
-  if (target.jobName !== undefined) read.jobPaths(target.jobName, operation);
-  return target;
 }

@@ -4,6 +4,7 @@ import { SERVER_DISABLED } from '../job/server/server.service.js';
 import type { RegistryReads } from '../registry/registry-center.js';
 import type { JobBriefInfo, JobBriefStatus } from './lifecycle.types.js';
 import { NamespaceReader } from './namespace-reader.js';
+import { checkServerIp } from './operator-input.js';
 
 /** ElasticJob's JobStatisticsAPI: the jobs of a namespace at a glance (docs/reference/elasticjob.md §6). */
 export class JobStatisticsApi {
@@ -26,7 +27,7 @@ export class JobStatisticsApi {
 
   /** One job; undefined when it has no config node. */
   async getJobBriefInfo(jobName: string): Promise<JobBriefInfo | undefined> {
-    const paths = this.read.jobPaths(jobName, 'job brief info');
+    const paths = this.read.jobPaths(jobName, 'getJobBriefInfo');
     const yaml = await this.read.text(paths.config);
     if (yaml === undefined) return undefined;
     const config = readable(yaml);
@@ -43,7 +44,7 @@ export class JobStatisticsApi {
 
   /** The jobs a server takes part in (it has a `servers/{ip}` node there): `DISABLED` or `OK` on that server. */
   async getJobsBriefInfo(serverIp: string): Promise<JobBriefInfo[]> {
-    this.read.checkServerIp(serverIp, 'jobs brief info');
+    checkServerIp(serverIp, 'getJobsBriefInfo');
     const infos = await Promise.all(
       (await this.read.jobNames()).map(async (jobName): Promise<JobBriefInfo | undefined> => {
         const paths = new JobNodePath(jobName);

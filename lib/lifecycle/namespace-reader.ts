@@ -1,8 +1,8 @@
 import { parse } from 'yaml';
-import { InvalidOperationError, JobNotFoundError } from '../errors/elastic-job.errors.js';
+import { JobNotFoundError } from '../errors/elastic-job.errors.js';
 import { JobNodePath, serverIpOfInstance } from '../job/paths.js';
-import { nodeNameProblem } from '../registry/zookeeper-names.js';
 import type { RegistryReads } from '../registry/registry-center.js';
+import { checkJobName } from './operator-input.js';
 
 /**
  * Reads of a namespace for the operator API, always straight from ZooKeeper (never a cache that may be stale:
@@ -49,22 +49,13 @@ export class NamespaceReader {
 
   /** The job's paths; an InvalidOperationError when the name is not one node name (it may not leave the job). */
   jobPaths(jobName: string, operation: string): JobNodePath {
-    const problem = typeof jobName === 'string' ? nodeNameProblem(jobName) : 'is not a string';
-    if (problem) throw new InvalidOperationError(operation, 'jobName', `must be a job's name: it ${problem}`);
-    return new JobNodePath(jobName);
-  }
-
-  /** A server IP as a node name; an InvalidOperationError otherwise. */
-  checkServerIp(serverIp: string, operation: string): string {
-    const problem = typeof serverIp === 'string' ? nodeNameProblem(serverIp) : 'is not a string';
-    if (problem) throw new InvalidOperationError(operation, 'serverIp', `must be a server's IP: it ${problem}`);
-    return serverIp;
+    return new JobNodePath(checkJobName(jobName, operation));
   }
 
   /** The job's paths; an InvalidOperationError for a malformed name, a JobNotFoundError when it has no config node. */
   async requireJob(jobName: string, operation: string): Promise<JobNodePath> {
     const paths = this.jobPaths(jobName, operation);
-    if (!(await this.exists(paths.config))) throw new JobNotFoundError(jobName, await this.jobNames());
+    if (!(await this.exists(paths.config))) throw new JobNotFoundError(jobName);
     return paths;
   }
 }

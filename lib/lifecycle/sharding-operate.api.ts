@@ -1,7 +1,7 @@
-import { InvalidOperationError } from '../errors/elastic-job.errors.js';
 import { fromConfigYaml } from '../job/config/job-configuration.yaml.js';
 import type { RegistryCenter } from '../registry/registry-center.js';
 import { NamespaceReader } from './namespace-reader.js';
+import { checkItemInRange, checkItemNumber } from './operator-input.js';
 
 /**
  * ElasticJob's ShardingOperateAPI (docs/reference/elasticjob.md §6): `sharding/{item}/disabled` keeps one item
@@ -15,20 +15,26 @@ export class ShardingOperateApi {
   }
 
   async disable(jobName: string, item: number): Promise<void> {
-    const paths = await this.item(jobName, item, 'disable item');
+    const { paths, total } = await this.item(jobName, item, 'disableItem');
+    if (total !== undefined) checkItemInRange(item, total, 'disableItem');
     await this.registry.persist(paths.disabled(item), Buffer.alloc(0));
   }
 
-  /** Any item number: a flag left on an item beyond a shrunk shardingTotalCount can be removed too. */
+  /**
+   * An item of the job's configuration, or one beyond it that still has its flag (left when shardingTotalCount
+   * shrank): that flag can be removed too. Anything else is refused, as it names no item.
+   */
   async enable(jobName: string, item: number): Promise<void> {
-    const paths = await this.read.requireJob(jobName, 'enable item');
-    if (!Number.isInteger(item) || item < 0)
-      throw new InvalidOperationError('enable item', 'item', `must be an integer >= 0, got ${JSON.stringify(item)}`);
+    const { paths, total } = await this.item(jobName, item, 'enableItem');
+    if (total !== undefined && item >= total && !(await this.read.exists(paths.disabled(item))))
+      checkItemInRange(item, total, 'enableItem');
     await this.registry.remove(paths.disabled(item));
   }
 
-  /** An item of the job's current configuration (ElasticJob checks neither; a typo there would go unnoticed). */
+  /** The job's paths and its item count (undefined when its stored configuration cannot be read). */
   private async item(jobName: string, item: number, operation: string) {
+    this.read.jobPaths(jobName, operation); // the name checked before the item, as the operator API checks them
+    checkItemNumber(item, operation);
     const paths = await this.read.requireJob(jobName, operation);
     let total: number | undefined;
     try {
@@ -36,10 +42,6 @@ export class ShardingOperateApi {
     } catch {
       total = undefined; // an unreadable config: any item number may be meant
     }
-    if (!Number.isInteger(item) || item < 0 || (total !== undefined && total > 0 && item >= total)) {
-      const range = total !== undefined && total > 0 ? ` in 0..${total - 1} (shardingTotalCount ${total})` : ' >= 0';
-      throw new InvalidOperationError(operation, 'item', `must be an integer${range}, got ${JSON.stringify(item)}`);
-    }
-    return paths;
+    return { paths, total: total !== undefined && total > 0 ? total : undefined };
   }
 }

@@ -10,9 +10,12 @@ export class ShardingStatisticsApi {
     this.read = new NamespaceReader(registry);
   }
 
-  /** The job's items as `sharding/` holds them, by item number; empty before its first sharding. */
+  /**
+   * The job's items as `sharding/` holds them, by item number; empty before its first sharding. A JobNotFoundError
+   * when the job has no config node: "no items yet" and "no such job" must not read alike.
+   */
   async getShardingInfo(jobName: string): Promise<ShardingInfo[]> {
-    const paths = this.read.jobPaths(jobName, 'sharding info');
+    const paths = await this.read.requireJob(jobName, 'getShardingInfo');
     const items = (await this.read.children(paths.sharding))
       .filter((name) => /^\d+$/.test(name))
       .map(Number)

@@ -1,8 +1,16 @@
-import { Controller, type Type } from '@nestjs/common';
+import { Controller, Logger, type Type } from '@nestjs/common';
 import { MessagePattern, Payload, RpcException } from '@nestjs/microservices';
-import { ElasticJobError, InvalidOperationError, JobNotFoundError } from '../errors/elastic-job.errors.js';
+import { describeError, InvalidOperationError, JobNotFoundError, quoteInput } from '../errors/elastic-job.errors.js';
+import { errorPayload, isInternal, type ElasticJobErrorPayload } from '../errors/error-payload.js';
 import { ElasticJobOperator } from '../lifecycle/elastic-job-operator.js';
 import type { OperationTarget } from '../lifecycle/lifecycle.types.js';
+import {
+  checkItemNumber,
+  checkJobName,
+  checkJobParameter,
+  checkKeys,
+  checkServerIp,
+} from '../lifecycle/operator-input.js';
 import { DEFAULT_PREFIX } from './microservice-options.js';
 
 /** What the patterns take: the job, and for some the server IP or the item. */
@@ -14,69 +22,74 @@ export interface ElasticJobMessage {
   jobParameter?: string;
 }
 
-/** The error an `RpcException` carries back to the caller: the typed error's name and message. */
-export interface ElasticJobRpcError {
-  name: string;
-  message: string;
-}
+/**
+ * The error an `RpcException` carries back to the caller (README "Errors of the operator's surfaces"): the typed
+ * error's class name, its code, and its message, bounded and naming no other job.
+ */
+export type ElasticJobRpcError = ElasticJobErrorPayload;
 
 export interface ElasticJobMessagesOptions {
   /** Prefix of every pattern: `{prefix}.jobs`, `{prefix}.trigger`... Default 'elastic-job'. */
   prefix?: string;
 }
 
-/** The operation names, each answered at `{prefix}.{name}`. */
-export const ELASTIC_JOB_MESSAGE_NAMES = [
-  'jobs',
-  'job',
-  'sharding',
-  'trigger',
-  'disable',
-  'enable',
-  'disable-item',
-  'enable-item',
-] as const;
+/** The operation names, each answered at `{prefix}.{name}`, with the payload fields each takes. */
+const MESSAGE_FIELDS = {
+  jobs: [],
+  job: ['jobName'],
+  sharding: ['jobName'],
+  trigger: ['jobName', 'jobParameter'],
+  disable: ['jobName', 'ip'],
+  enable: ['jobName', 'ip'],
+  'disable-item': ['jobName', 'item'],
+  'enable-item': ['jobName', 'item'],
+} as const satisfies Record<string, ReadonlyArray<keyof ElasticJobMessage>>;
 
-function toRpc(error: unknown): RpcException {
-  const payload: ElasticJobRpcError =
-    error instanceof Error
-      ? { name: error instanceof ElasticJobError ? error.name : 'Error', message: error.message }
-      : { name: 'Error', message: String(error) };
-  return new RpcException(payload);
+export type ElasticJobMessageName = keyof typeof MESSAGE_FIELDS;
+
+export const ELASTIC_JOB_MESSAGE_NAMES = Object.keys(MESSAGE_FIELDS) as readonly ElasticJobMessageName[];
+
+/**
+ * The payload as the pattern takes it: an object with only that pattern's fields, each through the operator's checks
+ * (operator-input.ts) under the name the caller gave it. `jobs` takes no fields (an absent payload too).
+ */
+function payloadOf(operation: string, name: ElasticJobMessageName, message: unknown): ElasticJobMessage {
+  if (name === 'jobs' && (message === undefined || message === null)) return {};
+  if (typeof message !== 'object' || message === null || Array.isArray(message))
+    throw new InvalidOperationError(
+      operation,
+      'payload',
+      `must be an object${name === 'jobs' ? '' : ` { ${MESSAGE_FIELDS[name].join(', ')} }`}, got ${quoteInput(message)}`,
+    );
+  checkKeys(message, MESSAGE_FIELDS[name], operation);
+  return message as ElasticJobMessage;
 }
 
-function jobNameOf(operation: string, message: ElasticJobMessage | undefined): string {
-  const jobName = message?.jobName;
-  if (typeof jobName !== 'string' || jobName === '')
-    throw new InvalidOperationError(operation, 'jobName', `is required, got ${JSON.stringify(jobName)}`);
-  return jobName;
+function jobNameOf(operation: string, message: ElasticJobMessage): string {
+  if (message.jobName === undefined) throw new InvalidOperationError(operation, 'jobName', 'is required');
+  return checkJobName(message.jobName, operation);
 }
 
-function itemOf(operation: string, message: ElasticJobMessage | undefined): number {
-  const item = message?.item;
-  if (typeof item !== 'number' || !Number.isInteger(item) || item < 0)
-    throw new InvalidOperationError(operation, 'item', `must be an integer >= 0, got ${JSON.stringify(item)}`);
-  return item;
+function itemOf(operation: string, message: ElasticJobMessage): number {
+  if (message.item === undefined) throw new InvalidOperationError(operation, 'item', 'is required');
+  return checkItemNumber(message.item, operation);
 }
 
-function targetOf(operation: string, message: ElasticJobMessage | undefined): OperationTarget {
-  const target: OperationTarget = {};
-  if (message?.jobName !== undefined) target.jobName = jobNameOf(operation, message);
-  if (message?.ip !== undefined) {
-    if (typeof message.ip !== 'string' || message.ip === '')
-      throw new InvalidOperationError(operation, 'ip', `must be a server IP, got ${JSON.stringify(message.ip)}`);
-    target.serverIp = message.ip;
-  }
-  if (target.jobName === undefined && target.serverIp === undefined)
+function targetOf(operation: string, message: ElasticJobMessage): OperationTarget {
+  if (message.jobName === undefined && message.ip === undefined)
     throw new InvalidOperationError(operation, 'jobName', 'give jobName, ip, or both');
-  return target;
+  return {
+    ...(message.jobName === undefined ? {} : { jobName: checkJobName(message.jobName, operation) }),
+    ...(message.ip === undefined ? {} : { serverIp: checkServerIp(message.ip, operation, 'ip') }),
+  };
 }
 
 /**
  * A controller answering the operator API as message patterns (README "Microservices"), over whatever transports
  * the app is connected to: `{prefix}.jobs`, `.job`, `.sharding`, `.trigger`, `.disable`, `.enable`,
- * `.disable-item`, `.enable-item`, with payloads `{ jobName, ip?, item? }`. Errors come back as `RpcException`s
- * carrying `{ name, message }` of the typed error. Add the class it returns to a module's `controllers`.
+ * `.disable-item`, `.enable-item`, with payloads `{ jobName, ip?, item?, jobParameter? }` (each pattern takes only its
+ * own fields, checked as the operator API checks them). Errors come back as `RpcException`s carrying
+ * `{ name, code, message, registryCode? }` (ElasticJobRpcError), the same on every transport. Add the class it returns to a module's `controllers`.
  * @publicApi
  */
 export function elasticJobMessagesController(options: ElasticJobMessagesOptions = {}): Type<unknown> {
@@ -87,11 +100,19 @@ export function elasticJobMessagesController(options: ElasticJobMessagesOptions 
       'prefix',
       'must be a non-empty word, e.g. elastic-job',
     );
-  const run = async <T>(action: () => Promise<T>): Promise<T> => {
+  const logger = new Logger('ElasticJob:messages');
+  /** The pattern's work with its payload checked; any failure as the RpcException of its payload. */
+  const run = async <T>(
+    name: ElasticJobMessageName,
+    message: unknown,
+    action: (operation: string, payload: ElasticJobMessage) => Promise<T>,
+  ): Promise<T> => {
+    const operation = `${prefix}.${name}`;
     try {
-      return await action();
+      return await action(operation, payloadOf(operation, name, message));
     } catch (error) {
-      throw toRpc(error);
+      if (isInternal(error)) logger.error(`${operation} failed: ${describeError(error)}`);
+      throw new RpcException(errorPayload(error));
     }
   };
 
@@ -100,66 +121,61 @@ export function elasticJobMessagesController(options: ElasticJobMessagesOptions 
     constructor(readonly operator: ElasticJobOperator) {}
 
     @MessagePattern(`${prefix}.jobs`)
-    jobs() {
-      return run(() => this.operator.getAllJobsBriefInfo());
+    jobs(@Payload() message: unknown) {
+      return run('jobs', message, () => this.operator.getAllJobsBriefInfo());
     }
 
     @MessagePattern(`${prefix}.job`)
-    job(@Payload() message: ElasticJobMessage) {
-      return run(async () => {
-        const jobName = jobNameOf('job', message);
+    job(@Payload() message: unknown) {
+      return run('job', message, async (operation, payload) => {
+        const jobName = jobNameOf(operation, payload);
         const brief = await this.operator.getJobBriefInfo(jobName);
-        if (!brief) {
-          const known = (await this.operator.getAllJobsBriefInfo()).map((job) => job.jobName);
-          throw new JobNotFoundError(jobName, known, 'namespace');
-        }
+        if (!brief) throw new JobNotFoundError(jobName);
         return { ...brief, configuration: await this.operator.getJobConfiguration(jobName) };
       });
     }
 
     @MessagePattern(`${prefix}.sharding`)
-    sharding(@Payload() message: ElasticJobMessage) {
-      return run(() => this.operator.getShardingInfo(jobNameOf('sharding', message)));
+    sharding(@Payload() message: unknown) {
+      return run('sharding', message, (operation, payload) =>
+        this.operator.getShardingInfo(jobNameOf(operation, payload)),
+      );
     }
 
     @MessagePattern(`${prefix}.trigger`)
-    trigger(@Payload() message: ElasticJobMessage) {
-      return run(() => {
-        const jobName = jobNameOf('trigger', message);
-        const jobParameter = message?.jobParameter;
-        if (jobParameter !== undefined && typeof jobParameter !== 'string')
-          throw new InvalidOperationError(
-            'trigger',
-            'jobParameter',
-            `must be a string, got ${JSON.stringify(jobParameter)}`,
-          );
+    trigger(@Payload() message: unknown) {
+      return run('trigger', message, (operation, payload) => {
+        const jobName = jobNameOf(operation, payload);
+        const jobParameter = checkJobParameter(payload.jobParameter, operation);
         return this.operator.trigger(jobName, jobParameter === undefined ? {} : { jobParameter });
       });
     }
 
     @MessagePattern(`${prefix}.disable`)
-    disable(@Payload() message: ElasticJobMessage) {
-      return run(() => this.operator.disable(targetOf('disable', message)));
+    disable(@Payload() message: unknown) {
+      return run('disable', message, (operation, payload) => this.operator.disable(targetOf(operation, payload)));
     }
 
     @MessagePattern(`${prefix}.enable`)
-    enable(@Payload() message: ElasticJobMessage) {
-      return run(() => this.operator.enable(targetOf('enable', message)));
+    enable(@Payload() message: unknown) {
+      return run('enable', message, (operation, payload) => this.operator.enable(targetOf(operation, payload)));
     }
 
     @MessagePattern(`${prefix}.disable-item`)
-    disableItem(@Payload() message: ElasticJobMessage) {
-      return run(async () => {
-        await this.operator.disableItem(jobNameOf('disable-item', message), itemOf('disable-item', message));
-        return { jobName: message.jobName, item: message.item, disabled: true };
+    disableItem(@Payload() message: unknown) {
+      return run('disable-item', message, async (operation, payload) => {
+        const [jobName, item] = [jobNameOf(operation, payload), itemOf(operation, payload)];
+        await this.operator.disableItem(jobName, item);
+        return { jobName, item, disabled: true };
       });
     }
 
     @MessagePattern(`${prefix}.enable-item`)
-    enableItem(@Payload() message: ElasticJobMessage) {
-      return run(async () => {
-        await this.operator.enableItem(jobNameOf('enable-item', message), itemOf('enable-item', message));
-        return { jobName: message.jobName, item: message.item, disabled: false };
+    enableItem(@Payload() message: unknown) {
+      return run('enable-item', message, async (operation, payload) => {
+        const [jobName, item] = [jobNameOf(operation, payload), itemOf(operation, payload)];
+        await this.operator.enableItem(jobName, item);
+        return { jobName, item, disabled: false };
       });
     }
   }

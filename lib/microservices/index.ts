@@ -4,6 +4,7 @@ export {
   ELASTIC_JOB_MESSAGE_NAMES,
   elasticJobMessagesController,
   type ElasticJobMessage,
+  type ElasticJobMessageName,
   type ElasticJobMessagesOptions,
   type ElasticJobRpcError,
 } from './elastic-job-messages.controller.js';

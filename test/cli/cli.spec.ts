@@ -112,7 +112,9 @@ describe('nestjs-elastic-job CLI', () => {
 
     const help = await runCli(['--help']);
     expect(help.code).toBe(0);
-    expect(help.stdout).toMatch(/Exit codes: 0 done, 1 the operation failed \(the reason on stderr\), 2 bad usage/);
+    expect(help.stdout).toMatch(
+      /Exit codes: 0 done, 1 the operation failed \(the reason on stderr\), 2 bad usage or a bad argument,\n +3 no such job or server\./,
+    );
   });
 
   it('says so within the connection timeout when ZooKeeper cannot be reached (exit 1)', async () => {
@@ -149,7 +151,7 @@ describe('nestjs-elastic-job CLI', () => {
     expect(empty).toMatchObject({ code: 0, stdout: expect.stringMatching(/^No jobs in namespace 'cli-empty-/) });
   });
 
-  it('job <name>: one row; an unknown job fails with exit 1 and the namespace’s jobs on stderr', async () => {
+  it('job <name>: one row; an unknown job fails with exit 3, naming no other job', async () => {
     const human = await cliOn(namespace, 'job', 'steady');
     expect(tableRows(human.stdout)).toEqual([
       ['JOB', 'STATUS', 'CRON', 'INSTANCES', 'ITEMS', 'DESCRIPTION'],
@@ -165,8 +167,11 @@ describe('nestjs-elastic-job CLI', () => {
       ['trigger', 'nope', '--json'],
     ]) {
       const unknown = await cliOn(namespace, ...args);
-      expect({ args, code: unknown.code, stdout: unknown.stdout }).toEqual({ args, code: 1, stdout: '' });
-      expect(unknown.stderr).toMatch(/^nestjs-elastic-job: No job named 'nope' .*jobs there: on-demand, steady\./);
+      expect({ args, code: unknown.code, stdout: unknown.stdout }).toEqual({ args, code: 3, stdout: '' });
+      expect(unknown.stderr).toBe(
+        "nestjs-elastic-job: No job named 'nope' in this namespace (it has no config node): check the name and the " +
+          'namespace; the jobs query lists the jobs there\n',
+      );
     }
   });
 
@@ -250,12 +255,12 @@ describe('nestjs-elastic-job CLI', () => {
 
     const version = (await zk.exists('/on-demand/config'))!.version;
     const unknownField = await cliOn(namespace, 'config', 'on-demand', '--set', 'color=blue');
-    expect(unknownField.code).toBe(1);
+    expect(unknownField.code).toBe(2);
     expect(unknownField.stderr).toMatch(
-      /update configuration: invalid 'color': is not a field that can be changed; use cron/,
+      /updateJobConfiguration: invalid 'fields': 'color' is not one; updateJobConfiguration takes cron, /,
     );
     const badCron = await cliOn(namespace, 'config', 'on-demand', '--set', 'cron=every day');
-    expect(badCron.code).toBe(1);
+    expect(badCron.code).toBe(2);
     expect(badCron.stderr).toMatch(/Job 'on-demand': invalid 'cron'/);
     expect((await zk.exists('/on-demand/config'))!.version).toBe(version); // nothing written
   });
@@ -285,7 +290,7 @@ describe('nestjs-elastic-job CLI', () => {
     expect(paths.indexOf('/on-demand/config')).toBeLessThan(paths.indexOf('/steady'));
 
     const unknown = await cliOn(namespace, 'dump', 'nope');
-    expect(unknown.code).toBe(1);
+    expect(unknown.code).toBe(3);
     expect(unknown.stderr).toMatch(/No job named 'nope'/);
   });
 
@@ -341,14 +346,16 @@ describe('nestjs-elastic-job CLI', () => {
     ]);
     expect((await zk.getData(`/steady/servers/${IPS[0]}`))?.data.toString()).toBe('ENABLED');
 
-    const nothing = await cliOn(namespace, 'disable', '--ip', '10.9.9.9');
-    expect(nothing).toMatchObject({
-      code: 0,
-      stdout: 'Nothing to disable for server 10.9.9.9: no server node matches.\n',
-    });
+    // A server no job knows: nothing written (ElasticJob's own API would create servers/10.9.9.9 in every job).
+    const unknown = await cliOn(namespace, 'disable', '--ip', '10.9.9.9');
+    expect(unknown).toMatchObject({ code: 3, stdout: '' });
+    expect(unknown.stderr).toMatch(
+      /^nestjs-elastic-job: disable: no server '10\.9\.9\.9' in any job of this namespace/,
+    );
+    expect(await zk.exists('/steady/servers/10.9.9.9')).toBeUndefined();
   });
 
-  it('disable-item / enable-item <name> <item>: sharding/{item}/disabled; an item out of range fails (exit 1)', async () => {
+  it('disable-item / enable-item <name> <item>: sharding/{item}/disabled; an item out of range fails (exit 2)', async () => {
     const disabled = await cliOn(namespace, 'disable-item', 'steady', '2');
     expect(disabled).toMatchObject({
       code: 0,
@@ -363,8 +370,10 @@ describe('nestjs-elastic-job CLI', () => {
     expect(await zk.exists('/steady/sharding/2/disabled')).toBeUndefined();
 
     const outOfRange = await cliOn(namespace, 'disable-item', 'steady', '4');
-    expect(outOfRange.code).toBe(1);
-    expect(outOfRange.stderr).toMatch(/disable item: invalid 'item': must be an integer in 0\.\.3/);
+    expect(outOfRange.code).toBe(2);
+    expect(outOfRange.stderr).toBe(
+      "nestjs-elastic-job: disableItem: invalid 'item': must be an item of the job, 0..3 (shardingTotalCount 4), got 4\n",
+    );
   });
 
   it('--watch redraws jobs (one JSON line per change) and sharding (a table per change) until Ctrl-C', async () => {
@@ -426,7 +435,7 @@ describe('nestjs-elastic-job CLI', () => {
     const jobs = await cliOn(namespace, 'jobs', '--json');
     expect((JSON.parse(jobs.stdout) as Array<{ jobName: string }>).map((job) => job.jobName)).toEqual(['steady']);
     const again = await cliOn(namespace, 'remove-job', 'on-demand');
-    expect(again.code).toBe(1);
-    expect(again.stderr).toMatch(/No job named 'on-demand'.*jobs there: steady\./);
+    expect(again.code).toBe(3);
+    expect(again.stderr).toMatch(/No job named 'on-demand' in this namespace/);
   });
 });

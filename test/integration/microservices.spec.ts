@@ -133,10 +133,18 @@ describe('microservices', () => {
       configuration: { shardingTotalCount: 3 },
     });
     expect(await ask(client, 'elastic-job.job', { jobName: 'nope' })).toEqual({
-      error: { name: 'JobNotFoundError', message: expect.stringContaining("No job named 'nope'") },
+      error: {
+        name: 'JobNotFoundError',
+        code: 'JOB_NOT_FOUND',
+        message: expect.stringContaining("No job named 'nope'"),
+      },
     });
     expect(await ask(client, 'elastic-job.trigger', {})).toEqual({
-      error: { name: 'InvalidOperationError', message: expect.stringContaining('jobName') },
+      error: {
+        name: 'InvalidOperationError',
+        code: 'INVALID_ARGUMENT',
+        message: "elastic-job.trigger: invalid 'jobName': is required",
+      },
     });
     const triggered = await ask<string[]>(client, 'elastic-job.trigger', { jobName: 'remote' });
     expect(triggered).toHaveLength(1);

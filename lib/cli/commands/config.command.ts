@@ -3,7 +3,7 @@ import type { JobConfiguration } from '../../job/config/job-configuration.js';
 import { formatFields, NONE } from '../table.js';
 import type { CliCommand } from './command.js';
 import { parseConfigChanges } from './config-values.js';
-import { jobNotFound } from './job-lookup.js';
+import { JobNotFoundError } from '../../errors/elastic-job.errors.js';
 
 /** ElasticJob's JobConfigurationAPI: the config node, read, or updated with `--set`. */
 
@@ -31,7 +31,7 @@ export const configCommand: CliCommand = {
       return { json: updated, human: `Updated the configuration of job '${jobName}':\n${fields(updated)}${firings}` };
     }
     const config = await context.operator.getJobConfiguration(jobName);
-    if (config === undefined) throw await jobNotFound(context, jobName);
+    if (config === undefined) throw new JobNotFoundError(jobName);
     return { json: config, human: fields(config) };
   },
 };

@@ -1,7 +1,7 @@
 import { JobNodePath } from '../../job/paths.js';
 import { dumpTree, formatDump } from '../tree-dump.js';
 import type { CliCommand } from './command.js';
-import { jobNotFound } from './job-lookup.js';
+import { JobNotFoundError } from '../../errors/elastic-job.errors.js';
 
 export const dumpCommand: CliCommand = {
   name: 'dump',
@@ -14,7 +14,7 @@ export const dumpCommand: CliCommand = {
     const root = jobName === undefined ? '/' : new JobNodePath(jobName).root;
     // A job's root without a config node (half removed, or being set up) is still worth dumping.
     if (jobName !== undefined && (await context.registry.exists(root)) === undefined)
-      throw await jobNotFound(context, jobName);
+      throw new JobNotFoundError(jobName);
     const nodes = await dumpTree(context.registry, root);
     return { json: nodes, human: formatDump(nodes) };
   },

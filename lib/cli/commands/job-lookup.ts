@@ -8,12 +8,6 @@ import type { CommandContext } from './command.js';
  */
 export async function requireJob(context: CommandContext, jobName: string): Promise<JobBriefInfo> {
   const info = await context.operator.getJobBriefInfo(jobName);
-  if (info === undefined) throw await jobNotFound(context, jobName);
+  if (info === undefined) throw new JobNotFoundError(jobName);
   return info;
-}
-
-/** The error the operations throw for an unknown job, listing the namespace's jobs. */
-export async function jobNotFound(context: CommandContext, jobName: string): Promise<JobNotFoundError> {
-  const known = (await context.operator.getAllJobsBriefInfo()).map((job) => job.jobName);
-  return new JobNotFoundError(jobName, known);
 }

@@ -1,6 +1,7 @@
 import type { ElasticJobOperator } from '../../lifecycle/elastic-job-operator.js';
 import type { OperatedNode } from '../../lifecycle/job-operate.api.js';
 import type { OperationTarget } from '../../lifecycle/lifecycle.types.js';
+import { quoteInput } from '../../errors/elastic-job.errors.js';
 import { UsageError } from '../cli-errors.js';
 import { formatTable, NONE } from '../table.js';
 import type { CliCommand, CommandInput } from './command.js';
@@ -130,7 +131,8 @@ export const removeCommand = targetCommand({
 
 /** An item number: a non-negative integer as written (the API checks it against shardingTotalCount). */
 function checkItem({ args }: CommandInput): void {
-  if (!/^\d+$/.test(args[1]!)) throw new UsageError(`<item> must be an item number (0, 1, ...), got '${args[1]!}'`);
+  if (!/^\d+$/.test(args[1]!) || !Number.isSafeInteger(Number(args[1])))
+    throw new UsageError(`<item> must be an item number (0, 1, ...), got ${quoteInput(args[1])}`);
 }
 
 export const disableItemCommand: CliCommand = {

@@ -78,7 +78,6 @@ export const shardingCommand: CliCommand = {
   watchRoot: ({ args }) => `/${args[0]!}`,
   async run(context) {
     const jobName = context.args[0]!;
-    await requireJob(context, jobName);
     const items = await context.operator.getShardingInfo(jobName);
     const human =
       items.length === 0

@@ -1,0 +1,81 @@
+import {
+  CoordinationTimeoutError,
+  CronExpressionError,
+  ElasticJobError,
+  InvalidOperationError,
+  JobConfigurationError,
+  JobConflictError,
+  JobNotFoundError,
+  RegistryError,
+  ServerNotFoundError,
+} from './elastic-job.errors.js';
+
+/**
+ * What a failed operator call tells a caller on every surface (README "Errors of the operator's surfaces"): the
+ * same code whether it came over a message pattern (any transport), from the console, or as the CLI's exit code.
+ */
+export const ELASTIC_JOB_ERROR_CODES = {
+  /** An argument is malformed (a name that is no node name, an item out of range, a field of the wrong type). */
+  INVALID_ARGUMENT: { cliExit: 2, httpStatus: 400 },
+  /** A configuration update would make a job its instances refuse. */
+  INVALID_CONFIGURATION: { cliExit: 2, httpStatus: 400 },
+  JOB_NOT_FOUND: { cliExit: 3, httpStatus: 404 },
+  SERVER_NOT_FOUND: { cliExit: 3, httpStatus: 404 },
+  /** The node changed under the call (a configuration updated meanwhile, a job registered by another owner). */
+  CONFLICT: { cliExit: 1, httpStatus: 409 },
+  /** ZooKeeper did not answer, or refused: `registryCode` says how (CONNECTION_LOSS, NO_AUTH, ...). */
+  REGISTRY_ERROR: { cliExit: 1, httpStatus: 503 },
+  /** Anything else: the message is not sent (it may say more than a caller should know); the server logs it. */
+  INTERNAL: { cliExit: 1, httpStatus: 500 },
+} as const;
+
+export type ElasticJobErrorCode = keyof typeof ELASTIC_JOB_ERROR_CODES;
+
+/** A failure as a caller receives it: no stack, no other job's name, a message of at most CLIENT_MESSAGE_LIMIT. */
+export interface ElasticJobErrorPayload {
+  /** The error's class in this library (`JobNotFoundError`, ...), or `Error` for anything else. */
+  name: string;
+  code: ElasticJobErrorCode;
+  message: string;
+  /** ZooKeeper's error name, for a REGISTRY_ERROR or a CONFLICT that came from ZooKeeper (`BAD_VERSION`). */
+  registryCode?: string;
+}
+
+/** Longest message sent to a caller; ours are far shorter, a RegistryError's may carry a long path. */
+export const CLIENT_MESSAGE_LIMIT = 1000;
+
+const INTERNAL_MESSAGE = 'internal error: the service logged it';
+
+/** The code of a failure. */
+export function errorCodeOf(error: unknown): ElasticJobErrorCode {
+  if (error instanceof InvalidOperationError || error instanceof CronExpressionError) return 'INVALID_ARGUMENT';
+  if (error instanceof JobConfigurationError) return 'INVALID_CONFIGURATION';
+  if (error instanceof JobNotFoundError) return 'JOB_NOT_FOUND';
+  if (error instanceof ServerNotFoundError) return 'SERVER_NOT_FOUND';
+  if (error instanceof JobConflictError) return 'CONFLICT';
+  if (error instanceof RegistryError) return error.code === 'BAD_VERSION' ? 'CONFLICT' : 'REGISTRY_ERROR';
+  if (error instanceof CoordinationTimeoutError) return 'REGISTRY_ERROR';
+  return 'INTERNAL';
+}
+
+/** True when the payload hides the error's message (the surface should log the error itself). */
+export function isInternal(error: unknown): boolean {
+  return errorCodeOf(error) === 'INTERNAL';
+}
+
+/** The failure as a caller may receive it, whoever they are. */
+export function errorPayload(error: unknown): ElasticJobErrorPayload {
+  const code = errorCodeOf(error);
+  if (code === 'INTERNAL' || !(error instanceof ElasticJobError))
+    return { name: 'Error', code: 'INTERNAL', message: INTERNAL_MESSAGE };
+  const message =
+    error.message.length > CLIENT_MESSAGE_LIMIT
+      ? `${error.message.slice(0, CLIENT_MESSAGE_LIMIT - 1)}…`
+      : error.message;
+  return {
+    name: error.name,
+    code,
+    message,
+    ...(error instanceof RegistryError ? { registryCode: error.code } : {}),
+  };
+}

@@ -1,0 +1,116 @@
+import { isIP } from 'node:net';
+import { InvalidOperationError, quoteInput } from '../errors/elastic-job.errors.js';
+import { nodeNameProblem } from '../registry/zookeeper-names.js';
+import type { OperationTarget } from './lifecycle.types.js';
+
+/**
+ * The one check of what an operator gives (README "Errors of the operator's surfaces"): the operator API runs every
+ * argument through it before it reads or writes anything, and the message patterns, the CLI and the console run
+ * their fields through it too, naming them as their callers wrote them (`ip`, `--ip`, a path segment). What it refuses
+ * is refused everywhere alike, with an InvalidOperationError that names the operation and the field and quotes the
+ * input short (errors.quoteInput).
+ */
+
+/** Longest job name taken: far beyond any real one, far below what ZooKeeper would refuse as a request. */
+export const MAX_JOB_NAME_LENGTH = 1024;
+/** Longest instance id taken (`{ip}@-@{pid}` in ElasticJob and here). */
+export const MAX_INSTANCE_ID_LENGTH = 1024;
+/** Largest job parameter a trigger takes, in UTF-8 bytes: it is written once per instance online. */
+export const MAX_JOB_PARAMETER_BYTES = 64 * 1024;
+
+/** A job's name: a string that is one ZooKeeper node name (registry/zookeeper-names.ts) of at most MAX_JOB_NAME_LENGTH. */
+export function checkJobName(value: unknown, operation: string, field = 'jobName'): string {
+  const problem = nameProblem(value, MAX_JOB_NAME_LENGTH);
+  if (problem) throw new InvalidOperationError(operation, field, `must be a job's name: ${problem}`);
+  return value as string;
+}
+
+/**
+ * A server's IP as ElasticJob registers servers (`servers/{ip}`: IpUtils.getIp, an IPv4 or IPv6 address; this
+ * library's instances, IPv4): nothing else can name a server.
+ */
+export function checkServerIp(value: unknown, operation: string, field = 'serverIp'): string {
+  if (typeof value !== 'string' || isIP(value) === 0)
+    throw new InvalidOperationError(
+      operation,
+      field,
+      `must be a server's IP address (IPv4 or IPv6), got ${quoteInput(value)}`,
+    );
+  return value;
+}
+
+/** An instance id: one node name of at most MAX_INSTANCE_ID_LENGTH (`{ip}@-@{pid}`). */
+export function checkInstanceId(value: unknown, operation: string, field = 'instanceId'): string {
+  const problem = nameProblem(value, MAX_INSTANCE_ID_LENGTH);
+  if (problem) throw new InvalidOperationError(operation, field, `must be an instance id: ${problem}`);
+  return value as string;
+}
+
+/** An item number, before the job's shardingTotalCount is known: an integer >= 0 (checkItemInRange then). */
+export function checkItemNumber(value: unknown, operation: string, field = 'item'): number {
+  if (typeof value !== 'number' || !Number.isSafeInteger(value) || value < 0)
+    throw new InvalidOperationError(operation, field, `must be an integer >= 0, got ${quoteInput(value)}`);
+  return value;
+}
+
+/** An item of a job with `total` items: 0..total-1. */
+export function checkItemInRange(item: number, total: number, operation: string, field = 'item'): number {
+  if (item >= total)
+    throw new InvalidOperationError(
+      operation,
+      field,
+      `must be an item of the job, 0..${total - 1} (shardingTotalCount ${total}), got ${item}`,
+    );
+  return item;
+}
+
+/** A trigger's job parameter: absent, or a string of at most MAX_JOB_PARAMETER_BYTES. */
+export function checkJobParameter(value: unknown, operation: string, field = 'jobParameter'): string | undefined {
+  if (value === undefined) return undefined;
+  if (typeof value !== 'string')
+    throw new InvalidOperationError(operation, field, `must be a string, got ${quoteInput(value)}`);
+  const bytes = Buffer.byteLength(value, 'utf8');
+  if (bytes > MAX_JOB_PARAMETER_BYTES)
+    throw new InvalidOperationError(
+      operation,
+      field,
+      `is ${bytes} bytes long; at most ${MAX_JOB_PARAMETER_BYTES} (it is written once for each instance online)`,
+    );
+  return value;
+}
+
+/**
+ * Which instances an operation applies to, as ElasticJob's JobOperateAPI takes them: a job, a server, or both, and
+ * no other key (a misspelt `serverIP` must not widen "this job on this server" to "this job everywhere").
+ */
+export function checkTarget(value: unknown, operation: string): OperationTarget {
+  if (typeof value !== 'object' || value === null || Array.isArray(value))
+    throw new InvalidOperationError(operation, 'target', `must be { jobName?, serverIp? }, got ${quoteInput(value)}`);
+  checkKeys(value, ['jobName', 'serverIp'], operation);
+  const { jobName, serverIp } = value as { jobName?: unknown; serverIp?: unknown };
+  if (jobName === undefined && serverIp === undefined)
+    throw new InvalidOperationError(operation, 'target', 'name a jobName, a serverIp, or both');
+  return {
+    ...(jobName === undefined ? {} : { jobName: checkJobName(jobName, operation) }),
+    ...(serverIp === undefined ? {} : { serverIp: checkServerIp(serverIp, operation) }),
+  };
+}
+
+/** An object of options or fields has only the keys `allowed`: an unknown one is a typo, not something to ignore. */
+export function checkKeys(value: object, allowed: readonly string[], operation: string): void {
+  for (const key of Object.keys(value)) {
+    if (!allowed.includes(key))
+      throw new InvalidOperationError(
+        operation,
+        'fields',
+        `${quoteInput(key)} is not one; ${operation} takes ${allowed.join(', ')}`,
+      );
+  }
+}
+
+function nameProblem(value: unknown, maxLength: number): string | undefined {
+  if (typeof value !== 'string') return `got ${quoteInput(value)}, not a string`;
+  if (value.length > maxLength) return `it is ${value.length} characters long; at most ${maxLength}`;
+  const problem = nodeNameProblem(value);
+  return problem ? `${quoteInput(value)} ${problem}` : undefined;
+}
