@@ -70,6 +70,7 @@ export { AVG_ALLOCATION, ODEVITY, ROUND_ROBIN } from './job/sharding/strategies/
 export {
   CoordinationTimeoutError,
   CronExpressionError,
+  DependencyUnavailableError,
   ElasticJobError,
   InvalidOperationError,
   JobConfigurationError,

@@ -202,6 +202,22 @@ export class CoordinationTimeoutError extends ElasticJobError {
   }
 }
 
+/**
+ * A dependency an item needs did not answer (a transport job's broker or workers): the item failed without running
+ * anywhere. The LOG error handler gives it no stack: the dependency's outage is logged once when it goes and once
+ * when it is back (util/outage-log.ts), and each failed item is still an `item.completed` event.
+ */
+export class DependencyUnavailableError extends ElasticJobError {
+  constructor(
+    /** What did not answer, as the logs name it: `client 'WORKERS'`. */
+    readonly dependency: string,
+    message: string,
+    options?: { cause?: unknown },
+  ) {
+    super(message, options);
+  }
+}
+
 /** Thrown out of a firing by the THROW error handler: carries the failed items and their causes. */
 export class JobExecutionError extends ElasticJobError {
   constructor(

@@ -11,6 +11,7 @@ import { firstValueFrom, timeout, type Subscription } from 'rxjs';
 import { ElasticJobRegistry } from '../elastic-job.registry.js';
 import { describeError, InvalidOperationError } from '../errors/elastic-job.errors.js';
 import { backoffMs } from '../util/deferred.js';
+import { OutageLog } from '../util/outage-log.js';
 import { DEFAULT_PREFIX, positiveTimer } from './microservice-options.js';
 import {
   ELASTIC_JOB_EVENT_TYPES,
@@ -43,6 +44,7 @@ const MAX_RETRY_DELAY_MS = 30_000;
  */
 export class ElasticJobTransportEvents implements OnModuleInit, BeforeApplicationShutdown, OnApplicationShutdown {
   private readonly logger = new Logger('ElasticJob:transport-events');
+  private readonly outage = new OutageLog(this.logger, 'the events transport', 'emit(s)');
   private readonly queue: ElasticJobEvent[] = [];
   private subscription: Subscription | undefined;
   private sending = false;
@@ -112,9 +114,8 @@ export class ElasticJobTransportEvents implements OnModuleInit, BeforeApplicatio
         if (this.closed) return;
         this.failures++;
         const delay = backoffMs(this.failures - 1, 250, MAX_RETRY_DELAY_MS);
-        const say = `cannot emit events (${describeError(error)}); ${this.queue.length} wait, retrying in ${delay} ms`;
-        if (this.failures === 1) this.logger.warn(say);
-        else this.logger.debug(say);
+        this.outage.failed(error, `${this.queue.length} event(s) wait, emitting is retried with backoff`);
+        this.logger.debug(`cannot emit events (${describeError(error)}); retrying in ${delay} ms`);
         this.retryTimer = setTimeout(() => {
           this.retryTimer = undefined;
           this.kick();
@@ -125,12 +126,12 @@ export class ElasticJobTransportEvents implements OnModuleInit, BeforeApplicatio
       if (this.queue[0] === event) this.queue.shift();
       this.sent++;
       if (this.failures > 0 || this.droppedSinceReported > 0) {
-        this.logger.log(
-          'emitting events again' +
-            (this.droppedSinceReported > 0
-              ? `; ${this.droppedSinceReported} event(s) were dropped meanwhile (maxBufferedEvents)`
-              : ''),
-        );
+        const dropped =
+          this.droppedSinceReported > 0
+            ? `${this.droppedSinceReported} event(s) were dropped meanwhile (maxBufferedEvents)`
+            : '';
+        if (this.outage.away) this.outage.recovered(`emitting events again${dropped ? `; ${dropped}` : ''}`);
+        else this.logger.log(`emitting events again; ${dropped}`);
         this.failures = 0;
         this.droppedSinceReported = 0;
       }

@@ -1,26 +1,54 @@
-import { Inject, Injectable, type InjectionToken, type Type } from '@nestjs/common';
+import { Inject, Injectable, Logger, type InjectionToken, type Type } from '@nestjs/common';
 import type { ClientProxy } from '@nestjs/microservices';
 import { timeout, type Subscription } from 'rxjs';
 import { ShardedJob } from '../decorators/sharded-job.decorator.js';
-import { InvalidOperationError } from '../errors/elastic-job.errors.js';
+import { DependencyUnavailableError, InvalidOperationError } from '../errors/elastic-job.errors.js';
+import { OutageLog } from '../util/outage-log.js';
 import { positiveTimer } from './microservice-options.js';
 import type { ShardedJobOptions } from '../interfaces/sharded-job-options.interface.js';
 import type { ShardingContext } from '../interfaces/sharding-context.interface.js';
 
-/** The item's failure as an Error: a timeout said as such; what came back otherwise, as its message. */
-function asError(error: unknown, pattern: string, item: number, timeoutMs: number): Error {
-  if (error instanceof Error)
-    return error.name === 'TimeoutError'
-      ? new Error(`no reply to '${pattern}' for item ${item} in ${timeoutMs} ms`)
-      : error;
+/**
+ * What Nest's clients reject a send with while their broker is away, as text, not as an Error (@nestjs/microservices
+ * client/client-nats.js, client-redis.js, client-mqtt.js and client-rmq.js on a disconnect).
+ */
+const NEST_CONNECTION_LOST = 'Error: Connection lost. Trying to reconnect...';
+
+/**
+ * The transport's own trouble (the broker away, nobody listening, no reply in time), as its text: an Error from the
+ * client, or Nest's text for a lost connection. A worker's error answer (its RpcException's payload, or Nest's
+ * `{ status: 'error' }` for what it threw) comes back as a plain object or another text: undefined.
+ */
+function transportTrouble(error: unknown): string | undefined {
+  if (error instanceof Error) return error.name === 'TimeoutError' ? undefined : error.message;
+  return error === NEST_CONNECTION_LOST ? 'connection lost' : undefined;
+}
+
+/** A worker's error answer as the item's Error: its message, or what came back. */
+function workerError(error: unknown, pattern: string, item: number): Error {
   const detail =
     typeof error === 'object' && error !== null && typeof (error as { message?: unknown }).message === 'string'
       ? (error as { message: string }).message
       : typeof error === 'string'
         ? error
         : JSON.stringify(error);
-  // A worker's RpcException, or the transport's own trouble (a broker away): the client tells both this way.
   return new Error(`'${pattern}' for item ${item} failed: ${detail}`);
+}
+
+/** One outage log per client, shared by the transport jobs that send through it. */
+const OUTAGES = new WeakMap<object, OutageLog>();
+
+function outageOf(proxy: ClientProxy, client: InjectionToken): OutageLog {
+  let outage = OUTAGES.get(proxy);
+  if (!outage) {
+    outage = new OutageLog(new Logger('ElasticJob:transport'), `client ${describeToken(client)}`, 'item(s)');
+    OUTAGES.set(proxy, outage);
+  }
+  return outage;
+}
+
+function describeToken(token: InjectionToken): string {
+  return typeof token === 'function' ? token.name : `'${String(token)}'`;
 }
 
 /** What a worker receives for one item: the ShardingContext without its signal. */
@@ -86,10 +114,22 @@ export function transportJob(options: TransportJobOptions): Type<unknown> {
             next: (value) => (reply = value),
             error: (error: unknown) => {
               signal.removeEventListener('abort', onAbort);
-              reject(asError(error, pattern, item.shardingItem, timeoutMilliseconds));
+              const outage = outageOf(this.proxy, client);
+              const timedOut = error instanceof Error && error.name === 'TimeoutError';
+              const trouble = transportTrouble(error);
+              if (!timedOut && trouble === undefined) {
+                outage.recovered(); // a worker answered, if only with an error
+                return reject(workerError(error, pattern, item.shardingItem));
+              }
+              const message = timedOut
+                ? `no reply to '${pattern}' for item ${item.shardingItem} in ${timeoutMilliseconds} ms`
+                : `'${pattern}' for item ${item.shardingItem} could not be sent: ${trouble}`;
+              outage.failed(message, 'its items fail until it answers; each is reported as an item event');
+              reject(new DependencyUnavailableError(`client ${describeToken(client)}`, message, { cause: error }));
             },
             complete: () => {
               signal.removeEventListener('abort', onAbort);
+              outageOf(this.proxy, client).recovered();
               resolve(reply);
             },
           });

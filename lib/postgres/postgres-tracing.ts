@@ -15,6 +15,7 @@ import {
   writeEvents,
   type TracedEvent,
 } from './job-event-repository.js';
+import { OutageLog } from '../util/outage-log.js';
 
 export interface PostgresTracingOptions {
   /** Where to write: a connection string (a small pool of its own is made and closed here)... */
@@ -45,6 +46,7 @@ const QUERY_TIMEOUT_MS = 10_000;
  */
 export class ElasticJobPostgresTracing implements OnModuleInit, OnApplicationShutdown, ExecutionHistory {
   private readonly logger = new Logger('ElasticJob:tracing');
+  private readonly outage = new OutageLog(this.logger, 'the tracing database', 'write(s)');
   private readonly pool: Pool;
   private readonly ownPool: boolean;
   private buffer: TracedEvent[] = [];
@@ -182,12 +184,12 @@ export class ElasticJobPostgresTracing implements OnModuleInit, OnApplicationShu
         this.written += batch.length;
       }
       if (this.failures > 0 || this.droppedSinceReported > 0) {
-        this.logger.log(
-          `tracing database answering again: backlog written` +
-            (this.droppedSinceReported > 0
-              ? `; ${this.droppedSinceReported} event(s) were dropped while it was away (maxBufferedEvents)`
-              : ''),
-        );
+        const dropped =
+          this.droppedSinceReported > 0
+            ? `; ${this.droppedSinceReported} event(s) were dropped while it was away (maxBufferedEvents)`
+            : '';
+        if (this.outage.away) this.outage.recovered(`backlog written${dropped}`);
+        else this.logger.log(`${this.droppedSinceReported} execution trace event(s) were dropped (said above)`);
       }
       this.failures = 0;
       this.droppedSinceReported = 0;
@@ -198,11 +200,8 @@ export class ElasticJobPostgresTracing implements OnModuleInit, OnApplicationShu
       this.failures++;
       const delay = Math.min(MAX_RETRY_DELAY_MS, 500 * 2 ** Math.min(this.failures - 1, 6));
       this.retryAt = Date.now() + delay;
-      const say =
-        `cannot write execution traces (${describeError(error)}); ${this.buffer.length} event(s) wait, ` +
-        `retrying in ${delay} ms`;
-      if (this.failures === 1) this.logger.warn(say);
-      else this.logger.debug(say);
+      this.outage.failed(error, `${this.buffer.length} event(s) wait, writing is retried with backoff`);
+      this.logger.debug(`cannot write execution traces (${describeError(error)}); retrying in ${delay} ms`);
     } finally {
       clearTimeout(passTimer);
       // A client whose pass failed may be mid-query: destroyed rather than returned to the pool.

@@ -1,7 +1,7 @@
-import { Module } from '@nestjs/common';
+import { Logger, Module } from '@nestjs/common';
 import { ClientsModule, Transport } from '@nestjs/microservices';
 import { Test } from '@nestjs/testing';
-import { afterEach, describe, expect, it } from 'vitest';
+import { afterEach, describe, expect, it, vi } from 'vitest';
 import { ElasticJobModule, ElasticJobRegistry, type ItemCompletedEvent } from '../../lib/index.js';
 import { elasticJobMessagesController, transportEvents, transportJob } from '../../lib/microservices/index.js';
 import { appOptions } from '../support/app.js';
@@ -122,7 +122,14 @@ describe('microservices over NATS', () => {
       'the item events at the workers',
     );
 
-    // The broker goes away: a firing meanwhile fails its items, each failure reported.
+    // The broker goes away: a firing meanwhile fails its items, each failure reported as an event, and the outage
+    // logged once (not a stack per item: issue 27).
+    const errors = vi.spyOn(Logger.prototype, 'error');
+    const warnings = vi.spyOn(Logger.prototype, 'warn');
+    const logs = vi.spyOn(Logger.prototype, 'log');
+    hold(() => [errors, warnings, logs].forEach((spy) => spy.mockRestore()));
+    const said = (spy: typeof errors, pattern: RegExp): string[] =>
+      spy.mock.calls.map((call) => String(call[0])).filter((line) => pattern.test(line));
     await nats.stop();
     completions.length = 0;
     await registry.trigger('nats-report');
@@ -134,6 +141,10 @@ describe('microservices over NATS', () => {
     );
     expect(completions.filter((event) => !event.success)).toHaveLength(ITEMS);
     expect(completions[0]!.failureCause).toBeDefined();
+    expect(said(errors, /nats-report/)).toEqual([]);
+    expect(said(warnings, /client 'WORKERS'/)).toEqual([
+      expect.stringMatching(/^client 'WORKERS' is unavailable: .*its items fail until it answers/),
+    ]);
 
     // It comes back: the next firing's items are all served again, and the waiting events arrive.
     await nats.start();
@@ -151,6 +162,12 @@ describe('microservices over NATS', () => {
       60_000,
       'a firing served in full after the broker came back',
     );
+    expect(said(logs, /client 'WORKERS'/)).toEqual([
+      expect.stringMatching(
+        /^client 'WORKERS' is available again after [\d.]+ s: \d+ item\(s\) failed while it was away$/,
+      ),
+    ]);
+    expect(said(errors, /nats-report/)).toEqual([]);
     await eventually(
       () => workers.flatMap((worker) => eventsOf(worker).filter((event) => event.event === 'heard')).length,
       (n) => n >= 2 * ITEMS,

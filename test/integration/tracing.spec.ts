@@ -1,6 +1,6 @@
-import { Injectable } from '@nestjs/common';
+import { Injectable, Logger } from '@nestjs/common';
 import { Pool } from 'pg';
-import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
+import { afterAll, afterEach, beforeAll, describe, expect, it, vi } from 'vitest';
 import { ElasticJobRegistry, JobConfigurationError, ShardedJob, type ShardingContext } from '../../lib/index.js';
 import {
   ElasticJobPostgresTracing,
@@ -166,6 +166,12 @@ describe('tracing into PostgreSQL', () => {
       'rows before the outage',
     );
 
+    // The outage is logged once when it goes and once when it is back, whatever fails meanwhile (issue 27).
+    const warnings = vi.spyOn(Logger.prototype, 'warn');
+    const logs = vi.spyOn(Logger.prototype, 'log');
+    hold(() => [warnings, logs].forEach((spy) => spy.mockRestore()));
+    const said = (spy: typeof logs, pattern: RegExp): string[] =>
+      spy.mock.calls.map((call) => String(call[0])).filter((line) => pattern.test(line));
     await database.stop();
     const stoppedAt = Date.now();
     const runsAtStop = steadyRuns;
@@ -194,6 +200,14 @@ describe('tracing into PostgreSQL', () => {
     expect(duringOutage.length).toBeGreaterThanOrEqual(4);
     expect(duringOutage.every((row) => row.complete_time !== null && row.is_success)).toBe(true);
     expect(tracing.stats.dropped).toBeGreaterThan(0);
+    expect(said(warnings, /the tracing database/)).toEqual([
+      expect.stringMatching(/^the tracing database is unavailable: .*; \d+ event\(s\) wait, writing is retried/),
+    ]);
+    expect(said(logs, /the tracing database/)).toEqual([
+      expect.stringMatching(
+        /^the tracing database is available again after [\d.]+ s: \d+ write\(s\) failed while it was away; backlog written; \d+ event\(s\) were dropped/,
+      ),
+    ]);
   });
 
   it('cuts every text to its column: a firing of 120 items (task id and item list longer than their columns) is written', async () => {
