@@ -21,7 +21,7 @@ export const MAX_JOB_PARAMETER_BYTES = 64 * 1024;
 /** A job's name: a string that is one ZooKeeper node name (registry/zookeeper-names.ts) of at most MAX_JOB_NAME_LENGTH. */
 export function checkJobName(value: unknown, operation: string, field = 'jobName'): string {
   const problem = nameProblem(value, MAX_JOB_NAME_LENGTH);
-  if (problem) throw new InvalidOperationError(operation, field, `must be a job's name: ${problem}`);
+  if (problem) throw new InvalidOperationError(operation, field, `must be a job's name, ${problem}`);
   return value as string;
 }
 
@@ -42,7 +42,7 @@ export function checkServerIp(value: unknown, operation: string, field = 'server
 /** An instance id: one node name of at most MAX_INSTANCE_ID_LENGTH (`{ip}@-@{pid}`). */
 export function checkInstanceId(value: unknown, operation: string, field = 'instanceId'): string {
   const problem = nameProblem(value, MAX_INSTANCE_ID_LENGTH);
-  if (problem) throw new InvalidOperationError(operation, field, `must be an instance id: ${problem}`);
+  if (problem) throw new InvalidOperationError(operation, field, `must be an instance id, ${problem}`);
   return value as string;
 }
 
@@ -103,14 +103,15 @@ export function checkKeys(value: object, allowed: readonly string[], operation: 
       throw new InvalidOperationError(
         operation,
         'fields',
-        `${quoteInput(key)} is not one; ${operation} takes ${allowed.join(', ')}`,
+        `${quoteInput(key)} is not one; ${operation} takes ${allowed.length > 0 ? allowed.join(', ') : 'no fields'}`,
       );
   }
 }
 
+/** What is wrong with a name, as `got 'x': it contains '/'`; undefined when nothing is. */
 function nameProblem(value: unknown, maxLength: number): string | undefined {
-  if (typeof value !== 'string') return `got ${quoteInput(value)}, not a string`;
-  if (value.length > maxLength) return `it is ${value.length} characters long; at most ${maxLength}`;
+  if (typeof value !== 'string') return `got ${quoteInput(value)}: it is not a string`;
+  if (value.length > maxLength) return `got ${quoteInput(value)}: it is longer than ${maxLength} characters`;
   const problem = nodeNameProblem(value);
-  return problem ? `${quoteInput(value)} ${problem}` : undefined;
+  return problem ? `got ${quoteInput(value)}: it ${problem}` : undefined;
 }

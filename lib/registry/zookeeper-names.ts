@@ -6,7 +6,7 @@
  */
 export function nodeNameProblem(name: string): string | undefined {
   if (name === '') return 'is empty';
-  if (name === '.' || name === '..') return `'${name}' is not a node name`;
+  if (name === '.' || name === '..') return `is a relative path segment ('.' or '..')`;
   if (name.includes('/')) return "contains '/'";
   // eslint-disable-next-line no-control-regex
   if (/[\s\u0000-\u001f\u007f-\u009f\ud800-\uf8ff\ufff0-\uffff]/.test(name))

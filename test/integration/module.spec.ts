@@ -298,9 +298,14 @@ describe('ElasticJobModule in one process against a real ZooKeeper', () => {
       "namespace '.'",
       () => ({ serverLists: zkConnect(), namespace: '.' }),
       'zookeeper.namespace',
-      /'\.' is not a node name/,
+      /it is a relative path segment \('\.' or '\.\.'\)/,
     ],
-    ["namespace '..'", () => ({ serverLists: zkConnect(), namespace: '..' }), 'zookeeper.namespace', /not a node name/],
+    [
+      "namespace '..'",
+      () => ({ serverLists: zkConnect(), namespace: '..' }),
+      'zookeeper.namespace',
+      /relative path segment/,
+    ],
     [
       "namespace 'zookeeper' (ZooKeeper's own subtree)",
       () => ({ serverLists: zkConnect(), namespace: 'zookeeper' }),

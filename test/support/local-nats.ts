@@ -1,5 +1,7 @@
 import { execFileSync, type ChildProcess } from 'node:child_process';
-import { existsSync } from 'node:fs';
+import { existsSync, mkdtempSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
 import { findFreePort } from '../../lib/devtools/local-zookeeper.js';
 import { startServer, stopServer } from './server-process.js';
 
@@ -13,15 +15,25 @@ const NATS_SERVER = '/usr/sbin/nats-server';
 export class LocalNats {
   private server: ChildProcess | undefined;
 
-  private constructor(readonly port: number) {}
+  private constructor(
+    readonly port: number,
+    /** A config file of the server's, when options need one. */
+    private readonly configFile?: string,
+  ) {}
 
   get url(): string {
     return `nats://127.0.0.1:${this.port}`;
   }
 
-  static async create(): Promise<LocalNats> {
+  /** `maxPayloadBytes`: the largest message the server takes (its default is 1 MB, too small for a 1 MB field). */
+  static async create(options: { maxPayloadBytes?: number } = {}): Promise<LocalNats> {
     ensureInstalled();
-    const nats = new LocalNats(await findFreePort());
+    let configFile: string | undefined;
+    if (options.maxPayloadBytes !== undefined) {
+      configFile = join(mkdtempSync(join(tmpdir(), 'local-nats-')), 'nats.conf');
+      writeFileSync(configFile, `max_payload: ${options.maxPayloadBytes}\n`);
+    }
+    const nats = new LocalNats(await findFreePort(), configFile);
     await nats.start();
     return nats;
   }
@@ -31,7 +43,7 @@ export class LocalNats {
     this.server = await startServer(
       'nats-server',
       NATS_SERVER,
-      ['-a', '127.0.0.1', '-p', String(this.port)],
+      ['-a', '127.0.0.1', '-p', String(this.port), ...(this.configFile ? ['-c', this.configFile] : [])],
       'Server is ready',
       20_000,
     );

@@ -45,7 +45,7 @@ describe('resolveJobConfiguration', () => {
   it.each<[string, Record<string, unknown>, RegExp]>([
     ['jobName', { jobName: '' }, /required/],
     ['jobName', { jobName: 'a/b' }, /node name/],
-    ['jobName', { jobName: '..' }, /not a node name/],
+    ['jobName', { jobName: '..' }, /relative path segment/],
     ['jobName', { jobName: 'a\ufff0b' }, /ZooKeeper refuses/],
     ['cron', { cron: undefined }, /required/],
     ['cron', { cron: 'every minute' }, /cron/],
