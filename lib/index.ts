@@ -88,4 +88,4 @@ export {
   type ElasticJobErrorCode,
   type ElasticJobErrorPayload,
 } from './errors/error-payload.js';
-export { MAX_INSTANCE_ID_LENGTH, MAX_JOB_NAME_LENGTH, MAX_JOB_PARAMETER_BYTES } from './lifecycle/operator-input.js';
+export { MAX_JOB_NAME_LENGTH, MAX_JOB_PARAMETER_BYTES } from './lifecycle/operator-input.js';

@@ -260,7 +260,7 @@ export function createConsoleController(options: ResolvedConsoleOptions): Type<u
     async itemAction(@Param('name') name: string, @Param('item') item: string, @Param('action') action: string) {
       if (action !== 'disable' && action !== 'enable')
         throw new NotFoundException(`No item action ${quoteInput(action)}: disable or enable`);
-      const operation = `${action} item`;
+      const operation = `${action}Item`;
       return answer(async () => {
         const jobName = checkJobName(name, operation);
         if (!/^\d+$/.test(item))

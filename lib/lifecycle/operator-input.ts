@@ -1,6 +1,6 @@
 import { isIP } from 'node:net';
 import { InvalidOperationError, quoteInput } from '../errors/elastic-job.errors.js';
-import { nodeNameProblem } from '../registry/zookeeper-names.js';
+import { MAX_JOB_NAME_LENGTH, nodeNameProblem } from '../registry/zookeeper-names.js';
 import type { OperationTarget } from './lifecycle.types.js';
 
 /**
@@ -11,10 +11,7 @@ import type { OperationTarget } from './lifecycle.types.js';
  * input short (errors.quoteInput).
  */
 
-/** Longest job name taken: far beyond any real one, far below what ZooKeeper would refuse as a request. */
-export const MAX_JOB_NAME_LENGTH = 1024;
-/** Longest instance id taken (`{ip}@-@{pid}` in ElasticJob and here). */
-export const MAX_INSTANCE_ID_LENGTH = 1024;
+export { MAX_JOB_NAME_LENGTH };
 /** Largest job parameter a trigger takes, in UTF-8 bytes: it is written once per instance online. */
 export const MAX_JOB_PARAMETER_BYTES = 64 * 1024;
 
@@ -37,13 +34,6 @@ export function checkServerIp(value: unknown, operation: string, field = 'server
       `must be a server's IP address (IPv4 or IPv6), got ${quoteInput(value)}`,
     );
   return value;
-}
-
-/** An instance id: one node name of at most MAX_INSTANCE_ID_LENGTH (`{ip}@-@{pid}`). */
-export function checkInstanceId(value: unknown, operation: string, field = 'instanceId'): string {
-  const problem = nameProblem(value, MAX_INSTANCE_ID_LENGTH);
-  if (problem) throw new InvalidOperationError(operation, field, `must be an instance id, ${problem}`);
-  return value as string;
 }
 
 /** An item number, before the job's shardingTotalCount is known: an integer >= 0 (checkItemInRange then). */

@@ -14,6 +14,12 @@ export function nodeNameProblem(name: string): string | undefined {
   return undefined;
 }
 
+/**
+ * The longest job name taken, by `@ShardedJob()` and the operator's tools alike: far beyond any real one, far below a
+ * request ZooKeeper would refuse, and short enough to quote in an error.
+ */
+export const MAX_JOB_NAME_LENGTH = 1024;
+
 /** The top-level node ZooKeeper keeps for itself (`/zookeeper`: quotas, config). */
 export const RESERVED_ROOT_NODE = 'zookeeper';
 

@@ -47,6 +47,7 @@ describe('resolveJobConfiguration', () => {
     ['jobName', { jobName: 'a/b' }, /node name/],
     ['jobName', { jobName: '..' }, /relative path segment/],
     ['jobName', { jobName: 'a\ufff0b' }, /ZooKeeper refuses/],
+    ['jobName', { jobName: 'j'.repeat(1025) }, /is 1025 characters long; at most 1024 \(the operator's tools/],
     ['cron', { cron: undefined }, /required/],
     ['cron', { cron: 'every minute' }, /cron/],
     ['cron', { cron: '0 0 12 * * ? 2030' }, /year/],

@@ -4,7 +4,7 @@ import type {
   JobShardingStrategy,
   ShardedJobOptions,
 } from '../../interfaces/sharded-job-options.interface.js';
-import { nodeNameProblem } from '../../registry/zookeeper-names.js';
+import { MAX_JOB_NAME_LENGTH, nodeNameProblem } from '../../registry/zookeeper-names.js';
 import { MAX_NODE_DATA_BYTES } from '../../registry/request-limits.js';
 import { expandCronPreset, normalizeCron, validateCron, validateTimeZone } from '../../schedule/cron-expression.js';
 import { CronDialectError, fromQuartzCron, toQuartzCron } from '../../schedule/quartz-cron.js';
@@ -97,6 +97,12 @@ export function resolveJobConfiguration(
   const { jobName } = options;
   if (typeof jobName !== 'string' || jobName.trim() === '')
     fail(undefined, 'jobName', 'is required: a non-empty string, unique in the namespace');
+  if (jobName.length > MAX_JOB_NAME_LENGTH)
+    fail(
+      jobName,
+      'jobName',
+      `is ${jobName.length} characters long; at most ${MAX_JOB_NAME_LENGTH} (the operator's tools take no longer name)`,
+    );
   const nameProblem = nodeNameProblem(jobName);
   if (nameProblem) fail(jobName, 'jobName', `must be a ZooKeeper node name: it ${nameProblem}`);
 
