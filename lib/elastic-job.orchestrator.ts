@@ -267,7 +267,7 @@ export class ElasticJobOrchestrator implements OnApplicationBootstrap, OnModuleD
    */
   async removeJob(jobName: string): Promise<void> {
     const scheduler = this.schedulers.get(jobName);
-    if (!scheduler) throw new JobNotFoundError(jobName, [...this.schedulers.keys()]);
+    if (!scheduler) throw new JobNotFoundError(jobName, [...this.schedulers.keys()], 'app');
     this.schedulers.delete(jobName);
     await scheduler.shutdown(this.options.shutdownTimeoutMilliseconds ?? DEFAULT_SHUTDOWN_TIMEOUT_MS);
   }

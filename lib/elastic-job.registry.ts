@@ -108,7 +108,7 @@ export class ElasticJobRegistry {
     const definition = this.orchestrator.definitions.find((candidate) => candidate.config.jobName === jobName);
     if (!definition) {
       const known = this.orchestrator.definitions.map((candidate) => candidate.config.jobName);
-      throw new JobNotFoundError(jobName, known);
+      throw new JobNotFoundError(jobName, known, 'app');
     }
     const { config } = definition;
     const shardingItem = options.shardingItem ?? 0;
@@ -173,7 +173,7 @@ export class ElasticJobRegistry {
         `Job '${jobName}': ElasticJobModule has enabled: false, so no job is scheduled here (runJob() runs a handler)`,
       );
     const scheduler = this.orchestrator.jobs.get(jobName);
-    if (!scheduler) throw new JobNotFoundError(jobName, this.getJobNames());
+    if (!scheduler) throw new JobNotFoundError(jobName, this.getJobNames(), 'app');
     return scheduler;
   }
 

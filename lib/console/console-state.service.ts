@@ -9,7 +9,12 @@ import {
 } from '@nestjs/common';
 import { ModuleRef } from '@nestjs/core';
 import { Observable, Subject, takeUntil } from 'rxjs';
-import { describeError, JobConfigurationError, JobNotFoundError } from '../errors/elastic-job.errors.js';
+import {
+  describeError,
+  JobConfigurationError,
+  JobNotFoundError,
+  StoredConfigurationError,
+} from '../errors/elastic-job.errors.js';
 import type { ExecutionHistory, ExecutionRecord } from '../interfaces/execution-history.interface.js';
 import { ElasticJobOperator } from '../lifecycle/elastic-job-operator.js';
 import {
@@ -352,7 +357,13 @@ export class ConsoleStateService implements OnModuleInit, BeforeApplicationShutd
 
   /** The row of a job whose brief is known: the zone is in the configuration only (JobBriefInfo has the cron). */
   private async readSchedule(brief: JobBriefInfo): Promise<ConsoleJobRow> {
-    return withSchedule(brief, (await this.operator.getJobConfiguration(brief.jobName))?.timeZone);
+    try {
+      return withSchedule(brief, (await this.operator.getJobConfiguration(brief.jobName))?.timeZone);
+    } catch (error) {
+      // One job's unreadable config node must not take the whole list down: its row shows no zone.
+      if (!(error instanceof StoredConfigurationError)) throw error;
+      return withSchedule(brief, undefined);
+    }
   }
 
   /**

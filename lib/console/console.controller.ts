@@ -7,6 +7,7 @@ import {
   HttpCode,
   HttpException,
   Inject,
+  Logger,
   type MessageEvent,
   NotFoundException,
   Param,
@@ -14,14 +15,19 @@ import {
   Query,
   Req,
   Res,
-  ServiceUnavailableException,
   Sse,
   type Type,
   UseGuards,
 } from '@nestjs/common';
 import { interval, map, merge, type Observable, takeUntil } from 'rxjs';
-import { describeError, InvalidOperationError, JobNotFoundError, quoteInput } from '../errors/elastic-job.errors.js';
-import { ELASTIC_JOB_ERROR_CODES, errorPayload, isInternal } from '../errors/error-payload.js';
+import {
+  DependencyUnavailableError,
+  describeError,
+  InvalidOperationError,
+  JobNotFoundError,
+  quoteInput,
+} from '../errors/elastic-job.errors.js';
+import { ELASTIC_JOB_ERROR_CODES, errorPayload, isHiddenFromCaller } from '../errors/error-payload.js';
 import type { ElasticJobOperator } from '../lifecycle/elastic-job-operator.js';
 import { JOB_BRIEF_STATUSES } from '../lifecycle/lifecycle.types.js';
 import {
@@ -71,11 +77,12 @@ function integer(value: string | undefined, field: string, fallback: number, min
 }
 
 /**
- * The library's errors as HTTP answers, with the status, name and code they have on every surface
- * (errors/error-payload.ts): `{ statusCode, name, code, message, registryCode? }`. Anything else stays Nest's 500.
+ * Failures as HTTP answers, with the status, name and code they have on every surface (errors/error-payload.ts):
+ * `{ statusCode, name, code, message, registryCode? }`; what the answer leaves out is logged.
  */
 function httpError(error: unknown): unknown {
-  if (isInternal(error)) return error;
+  if (isHiddenFromCaller(error))
+    new Logger('ElasticJob:console').error(`a console request failed: ${describeError(error)}`);
   const payload = errorPayload(error);
   const status = ELASTIC_JOB_ERROR_CODES[payload.code].httpStatus;
   return new HttpException({ statusCode: status, ...payload }, status);
@@ -210,7 +217,13 @@ export function createConsoleController(options: ResolvedConsoleOptions): Type<u
         return { enabled: executions !== undefined, executions: executions ?? [] };
       } catch (error) {
         // The store's trouble (a database away, a slow query) is not the console's: said as such.
-        throw new ServiceUnavailableException(`the execution history could not be read: ${describeError(error)}`);
+        throw httpError(
+          new DependencyUnavailableError(
+            'the execution history',
+            `the execution history could not be read: ${describeError(error)}`,
+            { cause: error },
+          ),
+        );
       }
     }
 

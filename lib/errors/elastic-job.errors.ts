@@ -23,6 +23,13 @@ export class JobConfigurationError extends ElasticJobError {
   }
 }
 
+/**
+ * A job's stored configuration (its `config` node, written by another tool or by hand) cannot be read or fails the
+ * validation `@ShardedJob()` options get: the operator's calls that need it refuse to guess. A JobConfigurationError,
+ * but not the caller's mistake: its code is INVALID_STORED_DATA, not INVALID_CONFIGURATION.
+ */
+export class StoredConfigurationError extends JobConfigurationError {}
+
 /** A cron given to `describeCron()` (or the CLI's `cron`) that a job would refuse. */
 export class CronExpressionError extends ElasticJobError {
   constructor(
@@ -59,15 +66,16 @@ export class JobConflictError extends ElasticJobError {
 export class JobNotFoundError extends ElasticJobError {
   constructor(
     readonly jobName: string,
-    /** This app's jobs, for the message of a local call (ElasticJobRegistry); omitted for a namespace's. */
-    appJobs?: readonly string[],
+    /** For `app`: this app's jobs, listed in the message of a local call. Not used for a namespace's. */
+    known: readonly string[] = [],
+    where: 'namespace' | 'app' = 'namespace',
   ) {
     super(
-      appJobs === undefined
+      where === 'namespace'
         ? `No job named ${quoteInput(jobName)} in this namespace (it has no config node): check the name and the ` +
             `namespace; the jobs query lists the jobs there`
         : `No @ShardedJob() named ${quoteInput(jobName)} in this app; its jobs: ` +
-            `${appJobs.length > 0 ? appJobs.join(', ') : 'none'} (there are none before the application has bootstrapped).`,
+            `${known.length > 0 ? known.join(', ') : 'none'} (there are none before the application has bootstrapped).`,
     );
   }
 }

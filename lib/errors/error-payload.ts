@@ -1,6 +1,7 @@
 import {
   CoordinationTimeoutError,
   CronExpressionError,
+  DependencyUnavailableError,
   ElasticJobError,
   InvalidOperationError,
   JobConfigurationError,
@@ -8,6 +9,7 @@ import {
   JobNotFoundError,
   RegistryError,
   ServerNotFoundError,
+  StoredConfigurationError,
 } from './elastic-job.errors.js';
 
 /**
@@ -23,6 +25,10 @@ export const ELASTIC_JOB_ERROR_CODES = {
   SERVER_NOT_FOUND: { cliExit: 3, httpStatus: 404 },
   /** The node changed under the call (a configuration updated meanwhile, a job registered by another owner). */
   CONFLICT: { cliExit: 1, httpStatus: 409 },
+  /** What is stored for the job cannot be read (a config node written by hand or another tool): fix it there. */
+  INVALID_STORED_DATA: { cliExit: 1, httpStatus: 409 },
+  /** Something besides ZooKeeper did not answer (the execution history's database, a transport job's broker). */
+  DEPENDENCY_UNAVAILABLE: { cliExit: 1, httpStatus: 503 },
   /** ZooKeeper did not answer, or refused: `registryCode` says how (CONNECTION_LOSS, NO_AUTH, ...). */
   REGISTRY_ERROR: { cliExit: 1, httpStatus: 503 },
   /** Anything else: the message is not sent (it may say more than a caller should know); the server logs it. */
@@ -49,7 +55,9 @@ const INTERNAL_MESSAGE = 'internal error: the service logged it';
 /** The code of a failure. */
 export function errorCodeOf(error: unknown): ElasticJobErrorCode {
   if (error instanceof InvalidOperationError || error instanceof CronExpressionError) return 'INVALID_ARGUMENT';
+  if (error instanceof StoredConfigurationError) return 'INVALID_STORED_DATA';
   if (error instanceof JobConfigurationError) return 'INVALID_CONFIGURATION';
+  if (error instanceof DependencyUnavailableError) return 'DEPENDENCY_UNAVAILABLE';
   if (error instanceof JobNotFoundError) return 'JOB_NOT_FOUND';
   if (error instanceof ServerNotFoundError) return 'SERVER_NOT_FOUND';
   if (error instanceof JobConflictError) return 'CONFLICT';
@@ -58,9 +66,12 @@ export function errorCodeOf(error: unknown): ElasticJobErrorCode {
   return 'INTERNAL';
 }
 
-/** True when the payload hides the error's message (the surface should log the error itself). */
-export function isInternal(error: unknown): boolean {
-  return errorCodeOf(error) === 'INTERNAL';
+/**
+ * True when the payload does not carry the error's whole message (anything not the library's, a ZooKeeper error
+ * naming a node, a message over the limit): the surface logs the error, so that what the caller misses is in the log.
+ */
+export function isHiddenFromCaller(error: unknown): boolean {
+  return !(error instanceof Error) || errorPayload(error).message !== error.message;
 }
 
 /** The failure as a caller may receive it, whoever they are. */
@@ -68,10 +79,11 @@ export function errorPayload(error: unknown): ElasticJobErrorPayload {
   const code = errorCodeOf(error);
   if (code === 'INTERNAL' || !(error instanceof ElasticJobError))
     return { name: 'Error', code: 'INTERNAL', message: INTERNAL_MESSAGE };
-  const message =
-    error.message.length > CLIENT_MESSAGE_LIMIT
-      ? `${error.message.slice(0, CLIENT_MESSAGE_LIMIT - 1)}…`
-      : error.message;
+  let message = error.message;
+  // ZooKeeper's own errors name the node, which may be another job's (an operation over every job of a server).
+  if (error instanceof RegistryError && error.path !== undefined && message.includes(error.path))
+    message = `ZooKeeper answered ${error.code} (the service logged the node)`;
+  if (message.length > CLIENT_MESSAGE_LIMIT) message = `${message.slice(0, CLIENT_MESSAGE_LIMIT - 1)}…`;
   return {
     name: error.name,
     code,

@@ -5,6 +5,7 @@ import {
   quoteInput,
   RegistryError,
   registryErrorCode,
+  StoredConfigurationError,
 } from '../errors/elastic-job.errors.js';
 import type { ShardedJobOptions } from '../interfaces/sharded-job-options.interface.js';
 import type { JobConfiguration } from '../job/config/job-configuration.js';
@@ -81,7 +82,7 @@ export class JobConfigurationApi {
 
   /**
    * The job's stored configuration (cron in this library's dialect); undefined when the job has no config node;
-   * a JobConfigurationError naming the field when the stored one cannot be read.
+   * a StoredConfigurationError (a JobConfigurationError) naming the field when the stored one cannot be read.
    */
   async get(jobName: string): Promise<JobConfiguration | undefined> {
     const yaml = await this.read.text(this.read.jobPaths(jobName, 'getJobConfiguration').config);
@@ -147,8 +148,11 @@ export class JobConfigurationApi {
         },
       );
     } catch (error) {
+      // What is stored is not the caller's mistake: said as the stored data's (INVALID_STORED_DATA).
       if (error instanceof StoredConfigProblem)
-        throw new JobConfigurationError(jobName, error.field, `the stored configuration ${error.detail}`);
+        throw new StoredConfigurationError(jobName, error.field, `the stored configuration ${error.detail}`);
+      if (error instanceof JobConfigurationError)
+        throw new StoredConfigurationError(jobName, error.field, `the stored configuration: ${error.detail}`);
       throw error;
     }
   }

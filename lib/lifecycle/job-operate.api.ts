@@ -4,6 +4,7 @@ import { SERVER_DISABLED, SERVER_ENABLED } from '../job/server/server.service.js
 import type { RegistryCenter } from '../registry/registry-center.js';
 import type { OperationTarget } from './lifecycle.types.js';
 import { NamespaceReader } from './namespace-reader.js';
+import { createWhileJobExists } from './create-while-job-exists.js';
 import { checkTarget } from './operator-input.js';
 
 /** A `servers/{ip}` or `instances/{id}` node an operation wrote or deleted. */
@@ -36,15 +37,13 @@ export class JobOperateApi {
     const paths = await this.read.requireJob(jobName, 'trigger');
     await this.registry.removeRecursive(paths.triggers);
     const instances = await this.read.children(paths.instances);
-    await Promise.all(
-      instances.map(async (id) => {
-        try {
-          await this.registry.createWithParents(paths.trigger(id), Buffer.from(jobParameter ?? ''), 'PERSISTENT');
-        } catch (error) {
-          if (registryErrorCode(error) !== 'NODE_EXISTS') throw error; // already triggered, not yet consumed
-        }
-      }),
-    );
+    if (instances.length === 0) return instances;
+    // A trigger node already there was written since (another operator's trigger, not yet consumed): kept.
+    const data = Buffer.from(jobParameter ?? '', 'utf8');
+    await createWhileJobExists(this.registry, this.read, jobName, [
+      { path: paths.triggers },
+      ...instances.map((id) => ({ path: paths.trigger(id), data })),
+    ]);
     return instances;
   }
 
@@ -89,17 +88,22 @@ export class JobOperateApi {
   private async setServers(target: OperationTarget, value: string, operation: string): Promise<OperatedNode[]> {
     const servers = await this.targetServers(target, operation);
     const data = Buffer.from(value, 'utf8');
-    // setData, never a create: a server node deleted meanwhile stays deleted (NO_NODE is not written over).
-    await Promise.all(
+    // setData, never a create: a server node deleted meanwhile stays deleted, and is not in the answer.
+    const written = await Promise.all(
       servers.map(async (node) => {
         try {
           await this.registry.setData(new JobNodePath(node.jobName).server(node.serverIp), data);
+          return true;
         } catch (error) {
           if (registryErrorCode(error) !== 'NO_NODE') throw error;
+          return false;
         }
       }),
     );
-    return servers;
+    const nodes = servers.filter((_, i) => written[i]);
+    if (target.serverIp !== undefined && nodes.length === 0)
+      throw new ServerNotFoundError(target.serverIp, target.jobName, operation);
+    return nodes;
   }
 
   /**

@@ -1,5 +1,7 @@
-import { fromConfigYaml } from '../job/config/job-configuration.yaml.js';
+import { describeError, StoredConfigurationError } from '../errors/elastic-job.errors.js';
+import { fromConfigYaml, StoredConfigProblem } from '../job/config/job-configuration.yaml.js';
 import type { RegistryCenter } from '../registry/registry-center.js';
+import { createWhileJobExists } from './create-while-job-exists.js';
 import { NamespaceReader } from './namespace-reader.js';
 import { checkItemInRange, checkItemNumber } from './operator-input.js';
 
@@ -16,8 +18,13 @@ export class ShardingOperateApi {
 
   async disable(jobName: string, item: number): Promise<void> {
     const { paths, total } = await this.item(jobName, item, 'disableItem');
-    if (total !== undefined) checkItemInRange(item, total, 'disableItem');
-    await this.registry.persist(paths.disabled(item), Buffer.alloc(0));
+    checkItemInRange(item, total, 'disableItem');
+    // Its parents too (before the job's first sharding there are none), and only while the job is there.
+    await createWhileJobExists(this.registry, this.read, jobName, [
+      { path: paths.sharding },
+      { path: paths.shardingItem(item) },
+      { path: paths.disabled(item) },
+    ]);
   }
 
   /**
@@ -26,22 +33,31 @@ export class ShardingOperateApi {
    */
   async enable(jobName: string, item: number): Promise<void> {
     const { paths, total } = await this.item(jobName, item, 'enableItem');
-    if (total !== undefined && item >= total && !(await this.read.exists(paths.disabled(item))))
-      checkItemInRange(item, total, 'enableItem');
+    if (item >= total && !(await this.read.exists(paths.disabled(item)))) checkItemInRange(item, total, 'enableItem');
     await this.registry.remove(paths.disabled(item));
   }
 
-  /** The job's paths and its item count (undefined when its stored configuration cannot be read). */
+  /**
+   * The job's paths and its item count. A StoredConfigurationError when its stored configuration cannot be read:
+   * which items it has is then unknown, and no item is guessed at.
+   */
   private async item(jobName: string, item: number, operation: string) {
     this.read.jobPaths(jobName, operation); // the name checked before the item, as the operator API checks them
     checkItemNumber(item, operation);
     const paths = await this.read.requireJob(jobName, operation);
-    let total: number | undefined;
+    let total: number;
     try {
       total = fromConfigYaml((await this.read.text(paths.config)) ?? '').shardingTotalCount;
-    } catch {
-      total = undefined; // an unreadable config: any item number may be meant
+    } catch (error) {
+      const detail = error instanceof StoredConfigProblem ? error.message : describeError(error);
+      throw new StoredConfigurationError(jobName, 'shardingTotalCount', `the stored configuration ${detail}`);
     }
-    return { paths, total: total !== undefined && total > 0 ? total : undefined };
+    if (!Number.isInteger(total) || total <= 0)
+      throw new StoredConfigurationError(
+        jobName,
+        'shardingTotalCount',
+        `the stored configuration has ${JSON.stringify(total)}, not an item count`,
+      );
+    return { paths, total };
   }
 }

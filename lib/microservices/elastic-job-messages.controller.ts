@@ -1,7 +1,7 @@
 import { Controller, Logger, type Type } from '@nestjs/common';
 import { MessagePattern, Payload, RpcException } from '@nestjs/microservices';
 import { describeError, InvalidOperationError, JobNotFoundError, quoteInput } from '../errors/elastic-job.errors.js';
-import { errorPayload, isInternal, type ElasticJobErrorPayload } from '../errors/error-payload.js';
+import { errorPayload, isHiddenFromCaller, type ElasticJobErrorPayload } from '../errors/error-payload.js';
 import { ElasticJobOperator } from '../lifecycle/elastic-job-operator.js';
 import type { OperationTarget } from '../lifecycle/lifecycle.types.js';
 import {
@@ -111,7 +111,7 @@ export function elasticJobMessagesController(options: ElasticJobMessagesOptions 
     try {
       return await action(operation, payloadOf(operation, name, message));
     } catch (error) {
-      if (isInternal(error)) logger.error(`${operation} failed: ${describeError(error)}`);
+      if (isHiddenFromCaller(error)) logger.error(`${operation} failed: ${describeError(error)}`);
       throw new RpcException(errorPayload(error));
     }
   };

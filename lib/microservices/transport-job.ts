@@ -15,9 +15,10 @@ import type { ShardingContext } from '../interfaces/sharding-context.interface.j
 const NEST_CONNECTION_LOST = 'Error: Connection lost. Trying to reconnect...';
 
 /**
- * The transport's own trouble (the broker away, nobody listening, no reply in time), as its text: an Error from the
- * client, or Nest's text for a lost connection. A worker's error answer (its RpcException's payload, or Nest's
- * `{ status: 'error' }` for what it threw) comes back as a plain object or another text: undefined.
+ * The transport's own trouble (the broker away, the connection refused or closed, nobody subscribed), as its text: an
+ * Error from the client other than our timeout, or Nest's text for a lost connection. Undefined for a worker's error
+ * answer (its RpcException's payload, or Nest's `{ status: 'error' }` for what it threw: a plain object or another
+ * text) and for a reply that did not come in time (a slow worker is the item's failure, not an outage).
  */
 function transportTrouble(error: unknown): string | undefined {
   if (error instanceof Error) return error.name === 'TimeoutError' ? undefined : error.message;
@@ -35,14 +36,19 @@ function workerError(error: unknown, pattern: string, item: number): Error {
   return new Error(`'${pattern}' for item ${item} failed: ${detail}`);
 }
 
-/** One outage log per client, shared by the transport jobs that send through it. */
-const OUTAGES = new WeakMap<object, OutageLog>();
+/**
+ * One outage log per client and pattern, shared by the transport jobs that send it: a reply on one pattern says
+ * nothing of another's workers (none may listen there), so their outages are told apart.
+ */
+const OUTAGES = new WeakMap<object, Map<string, OutageLog>>();
 
-function outageOf(proxy: ClientProxy, client: InjectionToken): OutageLog {
-  let outage = OUTAGES.get(proxy);
+function outageOf(proxy: ClientProxy, client: InjectionToken, pattern: string): OutageLog {
+  let byPattern = OUTAGES.get(proxy);
+  if (!byPattern) OUTAGES.set(proxy, (byPattern = new Map()));
+  let outage = byPattern.get(pattern);
   if (!outage) {
-    outage = new OutageLog(new Logger('ElasticJob:transport'), `client ${describeToken(client)}`, 'item(s)');
-    OUTAGES.set(proxy, outage);
+    const dependency = `'${pattern}' through client ${describeToken(client)}`;
+    byPattern.set(pattern, (outage = new OutageLog(new Logger('ElasticJob:transport'), dependency, 'item(s)')));
   }
   return outage;
 }
@@ -114,22 +120,24 @@ export function transportJob(options: TransportJobOptions): Type<unknown> {
             next: (value) => (reply = value),
             error: (error: unknown) => {
               signal.removeEventListener('abort', onAbort);
-              const outage = outageOf(this.proxy, client);
-              const timedOut = error instanceof Error && error.name === 'TimeoutError';
+              if (error instanceof Error && error.name === 'TimeoutError')
+                return reject(
+                  new Error(`no reply to '${pattern}' for item ${item.shardingItem} in ${timeoutMilliseconds} ms`),
+                );
+              const outage = outageOf(this.proxy, client, pattern);
               const trouble = transportTrouble(error);
-              if (!timedOut && trouble === undefined) {
+              if (trouble === undefined) {
                 outage.recovered(); // a worker answered, if only with an error
                 return reject(workerError(error, pattern, item.shardingItem));
               }
-              const message = timedOut
-                ? `no reply to '${pattern}' for item ${item.shardingItem} in ${timeoutMilliseconds} ms`
-                : `'${pattern}' for item ${item.shardingItem} could not be sent: ${trouble}`;
-              outage.failed(message, 'its items fail until it answers; each is reported as an item event');
-              reject(new DependencyUnavailableError(`client ${describeToken(client)}`, message, { cause: error }));
+              // Said as a failure in the transport: a request that went out may still have reached a worker.
+              const message = `'${pattern}' for item ${item.shardingItem} failed in the transport: ${trouble}`;
+              outage.failed(trouble, 'its items fail until it answers; each is reported as an item event');
+              reject(new DependencyUnavailableError(outage.dependency, message, { cause: error }));
             },
             complete: () => {
               signal.removeEventListener('abort', onAbort);
-              outageOf(this.proxy, client).recovered();
+              outageOf(this.proxy, client, pattern).recovered();
               resolve(reply);
             },
           });

@@ -17,8 +17,8 @@ export class OutageLog {
 
   constructor(
     private readonly logger: Pick<Logger, 'warn' | 'log'>,
-    /** What went away, as the lines name it: `the tracing database`, `client 'WORKERS'`. */
-    private readonly dependency: string,
+    /** What went away, as the lines name it: `the tracing database`, `'report.build' through client 'WORKERS'`. */
+    readonly dependency: string,
     /** What fails while it is away, plural, for the counts: `item(s)`, `write(s)`. */
     private readonly what: string,
     private readonly now: () => number = Date.now,

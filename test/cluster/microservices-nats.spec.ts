@@ -143,7 +143,9 @@ describe('microservices over NATS', () => {
     expect(completions[0]!.failureCause).toBeDefined();
     expect(said(errors, /nats-report/)).toEqual([]);
     expect(said(warnings, /client 'WORKERS'/)).toEqual([
-      expect.stringMatching(/^client 'WORKERS' is unavailable: .*its items fail until it answers/),
+      expect.stringMatching(
+        /^'report.build' through client 'WORKERS' is unavailable: connection lost; its items fail until it answers/,
+      ),
     ]);
 
     // It comes back: the next firing's items are all served again, and the waiting events arrive.
@@ -164,7 +166,7 @@ describe('microservices over NATS', () => {
     );
     expect(said(logs, /client 'WORKERS'/)).toEqual([
       expect.stringMatching(
-        /^client 'WORKERS' is available again after [\d.]+ s: \d+ item\(s\) failed while it was away$/,
+        /^'report.build' through client 'WORKERS' is available again after [\d.]+ s: \d+ item\(s\) failed while it was away$/,
       ),
     ]);
     expect(said(errors, /nats-report/)).toEqual([]);

@@ -17,14 +17,17 @@ import {
   ElasticJobOperator,
   ElasticJobRegistry,
   errorPayload,
+  JobNotFoundError,
   ShardedJob,
   type ElasticJobErrorPayload,
 } from '../../lib/index.js';
+import { createWhileJobExists } from '../../lib/lifecycle/create-while-job-exists.js';
+import { NamespaceReader } from '../../lib/lifecycle/namespace-reader.js';
 import { elasticJobMessagesController } from '../../lib/microservices/index.js';
 import { appOptions } from '../support/app.js';
 import { LocalNats } from '../support/local-nats.js';
 import { TreeSnapshots } from '../support/tree-snapshot.js';
-import { eventually, uniqueNamespace, zkConnect } from '../support/zk.js';
+import { eventually, startRegistry, uniqueNamespace, zkConnect } from '../support/zk.js';
 
 /**
  * Every operator surface under hostile input (issue 27): the operator API, each message pattern over TCP and over
@@ -936,5 +939,50 @@ describe('the console refuses bad input with the same errors as HTTP statuses', 
       expect({ what, got: await route(method, path, body) }).toEqual({ what, got: expected });
     }
     await expectTreeUnchanged('console values');
+  });
+});
+
+// ------------------------------------------------------------------ garbage others wrote (last: it changes the tree)
+
+describe('what others wrote into the tree is refused, not guessed at; nothing is written for a job that is gone', () => {
+  it('a config node that is not YAML: its own calls answer INVALID_STORED_DATA, the list still answers', async () => {
+    const zk = await startRegistry({ namespace: NAMESPACE });
+    try {
+      await zk.createWithParents('/broken/config', Buffer.from('cron: [unclosed\n'), 'PERSISTENT');
+      await zk.createWithParents('/broken/sharding', Buffer.alloc(0), 'PERSISTENT');
+      const stored: Expected = {
+        name: 'StoredConfigurationError',
+        code: 'INVALID_STORED_DATA',
+        message: expect.stringMatching(/^Job 'broken': invalid '\w+': the stored configuration /) as never,
+      };
+      expect(await failure(() => operator.getJobConfiguration('broken'))).toEqual(stored);
+      expect(await failure(() => operator.disableItem('broken', 0))).toEqual(stored);
+      expect(await zk.getChildren('/broken/sharding')).toEqual([]); // no item guessed at
+      for (const transport of ['TCP', 'NATS'] as const)
+        expect(await ask(clients[transport], 'elastic-job.job', { jobName: 'broken' })).toEqual(stored);
+      expect(await route('GET', 'api/jobs/broken')).toEqual(http(409, stored));
+      const list = await route('GET', 'api/jobs');
+      expect(list.status).toBe(200);
+      expect((list.body as { jobs: Array<{ jobName: string }> }).jobs.map((job) => job.jobName)).toEqual([
+        'broken',
+        'report',
+      ]);
+      const config = await cli('config', 'broken');
+      expect({ code: config.code, said: said(config.stderr) }).toEqual({
+        code: EXIT_FAILED,
+        said: expect.stringMatching(/^Job 'broken': invalid '\w+': the stored configuration /),
+      });
+
+      // A job being removed (Curator deletes children first: the config node is gone, the root not yet): an
+      // operation racing the removal writes nothing back into it.
+      await zk.createWithParents('/half/instances', Buffer.alloc(0), 'PERSISTENT');
+      const reader = new NamespaceReader(zk);
+      await expect(
+        createWhileJobExists(zk, reader, 'half', [{ path: '/half/trigger' }, { path: '/half/trigger/x@-@1' }]),
+      ).rejects.toThrow(JobNotFoundError);
+      expect(await zk.getChildren('/half')).toEqual(['instances']);
+    } finally {
+      await zk.close();
+    }
   });
 });
