@@ -654,13 +654,9 @@ export class JobScheduler {
     this.ctx.storage.closeCache();
   }
 
-  /** ElasticJob's JobOperateAPI.trigger: one `trigger/{id}` node per live instance; each fires once, now. */
-  /** `jobParameter`: carried by each trigger node, used instead of the job's for that run. */
+  /** Fires the job now on every live instance (job/instance/trigger-all-instances.ts); resolves with how many. */
   async triggerAllInstances(jobParameter?: string): Promise<number> {
-    const { storage, paths } = this.ctx;
-    const instances = (await storage.direct.children(paths.instances)) ?? [];
-    await Promise.all(instances.map((id) => storage.createIfNeeded(paths.trigger(id), jobParameter ?? '')));
-    return instances.length;
+    return (await this.ctx.storage.triggerAllInstances(jobParameter)).length;
   }
 
   status(): JobStatus {

@@ -1,10 +1,10 @@
 import { registryErrorCode, ServerNotFoundError } from '../errors/elastic-job.errors.js';
+import { triggerAllInstances } from '../job/instance/trigger-all-instances.js';
 import { JobNodePath } from '../job/paths.js';
 import { SERVER_DISABLED, SERVER_ENABLED } from '../job/server/server.service.js';
 import type { RegistryCenter } from '../registry/registry-center.js';
 import type { OperationTarget } from './lifecycle.types.js';
 import { NamespaceReader } from './namespace-reader.js';
-import { createWhileJobExists } from './create-while-job-exists.js';
 import { checkTarget } from './operator-input.js';
 
 /** A `servers/{ip}` or `instances/{id}` node an operation wrote or deleted. */
@@ -27,24 +27,9 @@ export class JobOperateApi {
     this.read = new NamespaceReader(registry);
   }
 
-  /**
-   * Fires the job now on every online instance: as ElasticJob's InstanceService.triggerAllInstances, `trigger/`
-   * is emptied (triggers left for instances that are gone) and a `trigger/{instanceId}` made for each online one.
-   * Resolves with the instances reached. `jobParameter` is written into each trigger node: our instances run that
-   * firing with it (Java instances ignore the node's data and run with their own).
-   */
+  /** Fires the job now on every online instance (job/instance/trigger-all-instances.ts); resolves with their ids. */
   async trigger(jobName: string, jobParameter?: string): Promise<string[]> {
-    const paths = await this.read.requireJob(jobName, 'trigger');
-    await this.registry.removeRecursive(paths.triggers);
-    const instances = await this.read.children(paths.instances);
-    if (instances.length === 0) return instances;
-    // A trigger node already there was written since (another operator's trigger, not yet consumed): kept.
-    const data = Buffer.from(jobParameter ?? '', 'utf8');
-    await createWhileJobExists(this.registry, this.read, jobName, [
-      { path: paths.triggers },
-      ...instances.map((id) => ({ path: paths.trigger(id), data })),
-    ]);
-    return instances;
+    return triggerAllInstances(this.registry, await this.read.requireJob(jobName, 'trigger'), jobParameter);
   }
 
   /** `servers/{ip}` = DISABLED: no item runs there (the leader reshards without it). */

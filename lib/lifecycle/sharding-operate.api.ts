@@ -1,7 +1,7 @@
 import { describeError, StoredConfigurationError } from '../errors/elastic-job.errors.js';
 import { fromConfigYaml, StoredConfigProblem } from '../job/config/job-configuration.yaml.js';
 import type { RegistryCenter } from '../registry/registry-center.js';
-import { createWhileJobExists } from './create-while-job-exists.js';
+import { createWhileJobExists } from '../job/storage/create-while-job-exists.js';
 import { NamespaceReader } from './namespace-reader.js';
 import { checkItemInRange, checkItemNumber } from './operator-input.js';
 
@@ -20,7 +20,7 @@ export class ShardingOperateApi {
     const { paths, total } = await this.item(jobName, item, 'disableItem');
     checkItemInRange(item, total, 'disableItem');
     // Its parents too (before the job's first sharding there are none), and only while the job is there.
-    await createWhileJobExists(this.registry, this.read, jobName, [
+    await createWhileJobExists(this.registry, paths, [
       { path: paths.sharding },
       { path: paths.shardingItem(item) },
       { path: paths.disabled(item) },

@@ -21,8 +21,8 @@ import {
   ShardedJob,
   type ElasticJobErrorPayload,
 } from '../../lib/index.js';
-import { createWhileJobExists } from '../../lib/lifecycle/create-while-job-exists.js';
-import { NamespaceReader } from '../../lib/lifecycle/namespace-reader.js';
+import { createWhileJobExists } from '../../lib/job/storage/create-while-job-exists.js';
+import { JobNodePath } from '../../lib/job/paths.js';
 import { elasticJobMessagesController } from '../../lib/microservices/index.js';
 import { appOptions } from '../support/app.js';
 import { LocalNats } from '../support/local-nats.js';
@@ -976,9 +976,8 @@ describe('what others wrote into the tree is refused, not guessed at; nothing is
       // A job being removed (Curator deletes children first: the config node is gone, the root not yet): an
       // operation racing the removal writes nothing back into it.
       await zk.createWithParents('/half/instances', Buffer.alloc(0), 'PERSISTENT');
-      const reader = new NamespaceReader(zk);
       await expect(
-        createWhileJobExists(zk, reader, 'half', [{ path: '/half/trigger' }, { path: '/half/trigger/x@-@1' }]),
+        createWhileJobExists(zk, new JobNodePath('half'), [{ path: '/half/trigger' }, { path: '/half/trigger/x@-@1' }]),
       ).rejects.toThrow(JobNotFoundError);
       expect(await zk.getChildren('/half')).toEqual(['instances']);
     } finally {

@@ -221,7 +221,7 @@ describe('ElasticJobOperator on a running cluster', () => {
   });
 
   it('triggers a job on every online instance (trigger/{instanceId}): each runs its items once', async () => {
-    const { namespace, operator } = await cluster();
+    const { namespace, operator, apps } = await cluster();
     const zk = await observer(namespace);
     await zk.ensurePath('/on-demand/trigger/10.7.7.7@-@1'); // left for an instance long gone
     const instances = await operator.trigger('on-demand');
@@ -240,6 +240,17 @@ describe('ElasticJobOperator on a running cluster', () => {
     await expect(operator.trigger('no-such-job')).rejects.toThrow(
       "No job named 'no-such-job' in this namespace (it has no config node): check the name and the namespace; the " +
         'jobs query lists the jobs there',
+    );
+
+    // The app's own trigger is the same one: the stale node goes there too, and each instance runs once more.
+    await zk.ensurePath('/on-demand/trigger/10.7.7.7@-@1');
+    expect(await apps[0]!.get(ElasticJobRegistry).trigger('on-demand')).toBe(3);
+    expect(await zk.exists('/on-demand/trigger/10.7.7.7@-@1')).toBeUndefined();
+    await eventually(
+      () => runs.filter((run) => run.job === 'on-demand').length,
+      (count) => count === 6,
+      15_000,
+      'the app-triggered job to run its three items again',
     );
   });
 

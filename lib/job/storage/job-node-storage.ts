@@ -7,6 +7,7 @@ import { mapBounded } from '../../registry/request-limits.js';
 import { registryErrorCode } from '../../errors/elastic-job.errors.js';
 import type { RegistryCenter, RegistryReads } from '../../registry/registry-center.js';
 import { descendingStringOrder } from '../../util/java-hash.js';
+import { triggerAllInstances } from '../instance/trigger-all-instances.js';
 import type { JobNodePath } from '../paths.js';
 
 const utf8 = (value: string): Buffer => Buffer.from(value, 'utf8');
@@ -86,6 +87,11 @@ export class JobNodeStorage {
   }
 
   // ------------------------------------------------------------ writes
+
+  /** ElasticJob's trigger of every online instance (instance/trigger-all-instances.ts); resolves with their ids. */
+  triggerAllInstances(jobParameter?: string): Promise<string[]> {
+    return triggerAllInstances(this.registry, this.paths, jobParameter);
+  }
 
   /** Creates (with parents) or overwrites a persistent node. */
   async persist(path: string, value: string): Promise<void> {
