@@ -8,7 +8,7 @@ import {
   JOB_LISTENER_METADATA,
   SHARDED_JOB_METADATA,
   SHARDING_STRATEGY_PROVIDER_METADATA,
-} from './elastic-job.constants.js';
+} from './decorators/metadata-keys.js';
 import type { EventSubscriberMetadata } from './decorators/on-elastic-job-event.decorator.js';
 import type { DataflowJobHandler, DataflowJobOptions } from './interfaces/dataflow-job.interface.js';
 import type { ElasticJobEvent } from './events/elastic-job-event.types.js';

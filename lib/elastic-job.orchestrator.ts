@@ -7,7 +7,6 @@ import {
   type OnApplicationShutdown,
   type OnModuleDestroy,
 } from '@nestjs/common';
-import { DEFAULT_SHUTDOWN_TIMEOUT_MS } from './elastic-job.constants.js';
 import { ElasticJobExplorer } from './elastic-job.explorer.js';
 import { ElasticJobEventBus } from './events/elastic-job-event-bus.js';
 import { listenerHooks } from './listeners/job-listener-hooks.js';
@@ -21,6 +20,9 @@ import { ZookeeperRegistryCenter } from './registry/zookeeper-registry-center.js
 import { validateZookeeperOptions } from './registry/zookeeper-settings.js';
 import { deferred } from './util/deferred.js';
 import { detectLocalIp, IPV4_PATTERN } from './util/local-ip.js';
+
+/** How long shutdown waits for running items, unless `shutdownTimeoutMilliseconds` says otherwise. */
+const DEFAULT_SHUTDOWN_TIMEOUT_MS = 30_000;
 
 /**
  * Jobs registering at once while connected. Each registration is a dozen requests in sequence; all of them at once

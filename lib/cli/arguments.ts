@@ -3,7 +3,7 @@ import { InvalidOperationError, JobConfigurationError, quoteInput } from '../err
 import type { ZookeeperConfiguration } from '../interfaces/module-options.interface.js';
 import { checkJobName, checkJobParameter, checkServerIp } from '../lifecycle/operator-input.js';
 import { validateZookeeperOptions } from '../registry/zookeeper-settings.js';
-import { UsageError } from './cli-errors.js';
+import { UsageError } from './commands/cli-errors.js';
 import type { CliCommand, CommandInput, CommandOption } from './commands/command.js';
 import { COMMANDS } from './commands/index.js';
 

@@ -1,7 +1,7 @@
 import { parseArgs } from 'node:util';
 import { CronExpressionError, describeError } from '../errors/elastic-job.errors.js';
 import { describeCron, displayZone, formatFireTime } from '../schedule/cron-preview.js';
-import { EXIT_FAILED, EXIT_OK, EXIT_USAGE } from './cli-errors.js';
+import { EXIT_FAILED, EXIT_OK, EXIT_USAGE } from './commands/cli-errors.js';
 import type { CliOutput } from './output.js';
 import { PROGRAM } from './usage.js';
 

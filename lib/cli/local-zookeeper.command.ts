@@ -2,7 +2,7 @@ import { parseArgs } from 'node:util';
 import { createServer } from 'node:net';
 import { LocalZookeeper, serverDebianPackages } from '../devtools/local-zookeeper.js';
 import { describeError } from '../errors/elastic-job.errors.js';
-import { EXIT_FAILED, EXIT_OK, EXIT_USAGE } from './cli-errors.js';
+import { EXIT_FAILED, EXIT_OK, EXIT_USAGE } from './commands/cli-errors.js';
 import type { CliOutput } from './output.js';
 import { PROGRAM } from './usage.js';
 

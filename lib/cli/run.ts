@@ -4,7 +4,7 @@ import { ELASTIC_JOB_ERROR_CODES, errorCodeOf } from '../errors/error-payload.js
 import { ElasticJobOperator } from '../lifecycle/elastic-job-operator.js';
 import type { ZookeeperRegistryCenter } from '../registry/zookeeper-registry-center.js';
 import { type CliInvocation, parseCommandLine } from './arguments.js';
-import { EXIT_OK, EXIT_USAGE, UsageError } from './cli-errors.js';
+import { EXIT_OK, EXIT_USAGE, UsageError } from './commands/cli-errors.js';
 import type { CommandContext, CommandOutput } from './commands/command.js';
 import { connectRegistry } from './connection.js';
 import { runCronPreview } from './cron-preview.command.js';

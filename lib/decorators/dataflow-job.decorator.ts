@@ -1,5 +1,5 @@
 import { SetMetadata } from '@nestjs/common';
-import { DATAFLOW_JOB_METADATA } from '../elastic-job.constants.js';
+import { DATAFLOW_JOB_METADATA } from './metadata-keys.js';
 import type { DataflowJobOptions } from '../interfaces/dataflow-job.interface.js';
 
 /**

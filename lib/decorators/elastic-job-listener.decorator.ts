@@ -1,5 +1,5 @@
 import { SetMetadata } from '@nestjs/common';
-import { JOB_LISTENER_METADATA } from '../elastic-job.constants.js';
+import { JOB_LISTENER_METADATA } from './metadata-keys.js';
 import type { ElasticJobListenerOptions, ShardingContexts } from '../interfaces/job-listener.interface.js';
 
 /**

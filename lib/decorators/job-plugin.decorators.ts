@@ -1,5 +1,5 @@
 import { SetMetadata } from '@nestjs/common';
-import { ERROR_HANDLER_PROVIDER_METADATA, SHARDING_STRATEGY_PROVIDER_METADATA } from '../elastic-job.constants.js';
+import { ERROR_HANDLER_PROVIDER_METADATA, SHARDING_STRATEGY_PROVIDER_METADATA } from './metadata-keys.js';
 
 /**
  * Makes a provider an error handler that jobs name: `jobErrorHandlerType: 'ALERT'` in `@ShardedJob()` (and in the

@@ -1,5 +1,5 @@
 import { SetMetadata } from '@nestjs/common';
-import { EVENT_SUBSCRIBER_METADATA } from '../elastic-job.constants.js';
+import { EVENT_SUBSCRIBER_METADATA } from './metadata-keys.js';
 import type { ElasticJobEventType } from '../events/elastic-job-event.types.js';
 
 /** What `@OnElasticJobEvent()` stores on the method. */

@@ -1,5 +1,5 @@
 import { SetMetadata } from '@nestjs/common';
-import { SHARDED_JOB_METADATA } from '../elastic-job.constants.js';
+import { SHARDED_JOB_METADATA } from './metadata-keys.js';
 import type { ShardedJobOptions } from '../interfaces/sharded-job-options.interface.js';
 
 /**

@@ -1,5 +1,5 @@
 import type { Logger } from '@nestjs/common';
-import type { JobEventPublisher } from '../events/job-event-publisher.js';
+import type { JobEventPublisher } from './events/job-event-publisher.js';
 import type { ConnectionView } from '../registry/registry-center.js';
 import type { JobNodePath } from './paths.js';
 import type { JobPlugins } from './plugins/job-plugins.js';

@@ -1,7 +1,7 @@
 import { describeNextFirings } from '../schedule/cron-preview.js';
 import { Logger } from '@nestjs/common';
 import type { RegistryCenter } from '../registry/registry-center.js';
-import { JobEventPublisher, type JobEventSink } from '../events/job-event-publisher.js';
+import { JobEventPublisher, type JobEventSink } from './events/job-event-publisher.js';
 import { CronTrigger } from '../schedule/cron-trigger.js';
 import {
   describeError,

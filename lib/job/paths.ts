@@ -1,5 +1,7 @@
 import type { NodeShape } from '../registry/tree-cache.js';
-import { INSTANCE_DELIMITER } from '../elastic-job.constants.js';
+
+/** ElasticJob's delimiter in instance ids and task ids. */
+export const INSTANCE_DELIMITER = '@-@';
 
 /** The shapes cacheShape answers with, shared by every job (the cache only reads them). */
 const DIRECTORY: NodeShape = Object.freeze({ data: false, children: true });

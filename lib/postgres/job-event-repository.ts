@@ -1,7 +1,7 @@
 import type { Pool, PoolClient } from 'pg';
 import type { ExecutionHistoryQuery, ExecutionRecord } from '../interfaces/execution-history.interface.js';
 import type { ItemCompletedEvent, ItemStartedEvent, JobStatusEvent } from '../events/elastic-job-event.types.js';
-import { javaItemList } from '../events/job-event-publisher.js';
+import { javaItemList } from '../job/events/job-event-publisher.js';
 
 /** The events stored: ElasticJob's JobExecutionEvent (start and completion) and JobStatusTraceEvent. */
 export type TracedEvent = ItemStartedEvent | ItemCompletedEvent | JobStatusEvent;

@@ -1,6 +1,6 @@
 import { Logger } from '@nestjs/common';
 import { RegistryError } from '../errors/elastic-job.errors.js';
-import type { ZookeeperConfiguration } from '../interfaces/module-options.interface.js';
+import type { ZookeeperConfiguration } from './zookeeper-configuration.js';
 import { NamespacePaths } from './namespace-paths.js';
 import { parseServerLists } from './zookeeper-names.js';
 import { NodeWrites } from './node-writes.js';

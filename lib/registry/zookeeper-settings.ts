@@ -1,5 +1,5 @@
 import { JobConfigurationError } from '../errors/elastic-job.errors.js';
-import type { ZookeeperConfiguration } from '../interfaces/module-options.interface.js';
+import type { ZookeeperConfiguration } from './zookeeper-configuration.js';
 import { nodeNameProblem, parseServerLists, RESERVED_ROOT_NODE } from './zookeeper-names.js';
 
 /** ElasticJob's `ZookeeperConfiguration` defaults (its 0 timeouts mean Curator's 60 s session and 15 s connection). */

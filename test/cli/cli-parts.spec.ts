@@ -1,9 +1,9 @@
 import { describe, expect, it } from 'vitest';
 import { parseCommandLine } from '../../lib/cli/arguments.js';
-import { UsageError } from '../../lib/cli/cli-errors.js';
+import { UsageError } from '../../lib/cli/commands/cli-errors.js';
 import { parseConfigChanges } from '../../lib/cli/commands/config-values.js';
-import { formatFields, formatTable } from '../../lib/cli/table.js';
-import { dumpTree, formatDump } from '../../lib/cli/tree-dump.js';
+import { formatFields, formatTable } from '../../lib/cli/format/table.js';
+import { dumpTree, formatDump } from '../../lib/cli/format/tree-dump.js';
 import { FakeZookeeper } from '../support/fake-registry.js';
 
 /** The CLI's pure parts, in milliseconds; test/cli/cli.spec.ts runs the whole CLI against a real ZooKeeper. */

@@ -7,7 +7,7 @@ import { NestFactory } from '@nestjs/core';
 import { ClientProxyFactory, Transport, type ClientProxy } from '@nestjs/microservices';
 import { firstValueFrom } from 'rxjs';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { EXIT_FAILED, EXIT_NOT_FOUND, EXIT_USAGE } from '../../lib/cli/cli-errors.js';
+import { EXIT_FAILED, EXIT_NOT_FOUND, EXIT_USAGE } from '../../lib/cli/commands/cli-errors.js';
 import { runCli } from '../../lib/cli/run.js';
 import { CSRF_HEADER, ElasticJobConsoleModule } from '../../lib/console/index.js';
 import { findFreePort } from '../../lib/devtools/local-zookeeper.js';

@@ -1,4 +1,4 @@
-import { JobEventPublisher } from '../../lib/events/job-event-publisher.js';
+import { JobEventPublisher } from '../../lib/job/events/job-event-publisher.js';
 import { Logger } from '@nestjs/common';
 import { beforeAll, describe, expect, it, vi } from 'vitest';
 import type {

@@ -1,5 +1,5 @@
 import type { JobConfigurationChanges } from '../../lifecycle/job-configuration.api.js';
-import { UsageError } from '../cli-errors.js';
+import { UsageError } from './cli-errors.js';
 
 /** How a `--set` value is read for each field of the configuration. */
 type FieldKind = 'number' | 'boolean' | 'string' | 'zone';

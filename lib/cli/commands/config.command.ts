@@ -1,6 +1,6 @@
 import { formatFireTimes, upcomingFireTimes } from '../../schedule/cron-preview.js';
 import type { JobConfiguration } from '../../job/config/job-configuration.js';
-import { formatFields, NONE } from '../table.js';
+import { formatFields, NONE } from '../format/table.js';
 import type { CliCommand } from './command.js';
 import { parseConfigChanges } from './config-values.js';
 import { JobNotFoundError } from '../../errors/elastic-job.errors.js';

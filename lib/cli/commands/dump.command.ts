@@ -1,5 +1,5 @@
 import { JobNodePath } from '../../job/paths.js';
-import { dumpTree, formatDump } from '../tree-dump.js';
+import { dumpTree, formatDump } from '../format/tree-dump.js';
 import type { CliCommand } from './command.js';
 import { JobNotFoundError } from '../../errors/elastic-job.errors.js';
 

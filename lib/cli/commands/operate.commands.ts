@@ -2,8 +2,8 @@ import type { ElasticJobOperator } from '../../lifecycle/elastic-job-operator.js
 import type { OperatedNode } from '../../lifecycle/job-operate.api.js';
 import type { OperationTarget } from '../../lifecycle/lifecycle.types.js';
 import { quoteInput } from '../../errors/elastic-job.errors.js';
-import { UsageError } from '../cli-errors.js';
-import { formatTable, NONE } from '../table.js';
+import { UsageError } from './cli-errors.js';
+import { formatTable, NONE } from '../format/table.js';
 import type { CliCommand, CommandInput } from './command.js';
 
 /** Writes: ElasticJob's JobOperateAPI and ShardingOperateAPI, and the job's removal (JobConfigurationAPI). */

@@ -1,5 +1,5 @@
 import type { JobBriefInfo } from '../../lifecycle/lifecycle.types.js';
-import { formatTable, NONE } from '../table.js';
+import { formatTable, NONE } from '../format/table.js';
 import type { CliCommand } from './command.js';
 import { requireJob } from './job-lookup.js';
 

@@ -15,7 +15,7 @@ import type { ItemInterceptor } from '../../interfaces/item-interceptor.interfac
 import { describeError } from '../../errors/elastic-job.errors.js';
 import { describeItems } from '../../util/item-list.js';
 import type { ShardingContexts } from '../../interfaces/job-listener.interface.js';
-import { toExecutionSource } from '../../events/job-event-publisher.js';
+import { toExecutionSource } from '../events/job-event-publisher.js';
 import { mapBounded } from '../../registry/request-limits.js';
 
 /** How long before a cron instant a firing starts its coordination (one ZooKeeper write, usually ~1 ms). */

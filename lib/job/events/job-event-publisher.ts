@@ -1,8 +1,8 @@
 import { randomUUID } from 'node:crypto';
 import { hostname } from 'node:os';
-import type { ExecutionEvents } from '../job/execution/execution-events.js';
-import { buildTaskId } from '../job/paths.js';
-import type { FiringSource } from '../job/execution/firing-state.js';
+import type { ExecutionEvents } from '../execution/execution-events.js';
+import { buildTaskId } from '../paths.js';
+import type { FiringSource } from '../execution/firing-state.js';
 import type {
   ElasticJobEvent,
   ElasticJobEventOf,
@@ -10,7 +10,7 @@ import type {
   ExecutionSource,
   JobStatusEvent,
   JobStatusState,
-} from './elastic-job-event.types.js';
+} from '../../events/elastic-job-event.types.js';
 
 /** Where a job's events go: the module's ElasticJobEventBus (or nowhere, in the kernel's own tests). */
 export interface JobEventSink {

@@ -1,4 +1,4 @@
-import type { RegistryReads } from '../registry/registry-center.js';
+import type { RegistryReads } from '../../registry/registry-center.js';
 
 /** One node of a dump: its namespace-relative path and its value as UTF-8 text. */
 export interface DumpedNode {

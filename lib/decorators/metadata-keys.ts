@@ -1,7 +1,5 @@
+/** Reflect-metadata keys of the decorators, read by the module's explorer. */
 export const SHARDED_JOB_METADATA = 'nestjs-elastic-job:sharded_job';
-/** ElasticJob's delimiter in instance ids and task ids. */
-export const INSTANCE_DELIMITER = '@-@';
-export const DEFAULT_SHUTDOWN_TIMEOUT_MS = 30_000;
 export const ERROR_HANDLER_PROVIDER_METADATA = 'nestjs-elastic-job:error_handler_provider';
 export const SHARDING_STRATEGY_PROVIDER_METADATA = 'nestjs-elastic-job:sharding_strategy_provider';
 export const EVENT_SUBSCRIBER_METADATA = 'nestjs-elastic-job:event_subscriber';
