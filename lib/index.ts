@@ -20,6 +20,13 @@ export type {
   ShardingItemStatus,
 } from './lifecycle/lifecycle.types.js';
 export type { JobConfiguration } from './job/config/job-configuration.js';
+export {
+  TRACED_EVENT_TYPES,
+  type TracedEvent,
+  type TraceSession,
+  type TraceStore,
+} from './tracing/trace-store.interface.js';
+export { TraceWriter, type TraceWriterOptions } from './tracing/trace-writer.js';
 export { ShardedJob } from './decorators/sharded-job.decorator.js';
 export { DataflowJob } from './decorators/dataflow-job.decorator.js';
 export type { DataflowJobHandler, DataflowJobOptions } from './interfaces/dataflow-job.interface.js';

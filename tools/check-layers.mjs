@@ -18,6 +18,7 @@ export const LAYERS = [
   ['registry'],
   ['events'],
   ['interfaces'],
+  ['tracing'],
   ['decorators'],
   ['job'],
   ['listeners'],

@@ -3,3 +3,4 @@
 export { ElasticJobPostgresTracing, type PostgresTracingOptions } from './postgres-tracing.js';
 export { postgresTracing, postgresTracingAsync, validatePostgresTracingOptions } from './postgres-tracing.providers.js';
 export { CREATE_TABLES } from './job-event-repository.js';
+export { PostgresTraceStore } from './postgres-trace-store.js';

@@ -1,10 +1,9 @@
 import type { Pool, PoolClient } from 'pg';
 import type { ExecutionHistoryQuery, ExecutionRecord } from '../interfaces/execution-history.interface.js';
-import type { ItemCompletedEvent, ItemStartedEvent, JobStatusEvent } from '../events/elastic-job-event.types.js';
+import type { ItemCompletedEvent, ItemStartedEvent } from '../events/elastic-job-event.types.js';
 import { javaItemList } from '../job/events/job-event-publisher.js';
 
-/** The events stored: ElasticJob's JobExecutionEvent (start and completion) and JobStatusTraceEvent. */
-export type TracedEvent = ItemStartedEvent | ItemCompletedEvent | JobStatusEvent;
+import type { TracedEvent } from '../tracing/trace-store.interface.js';
 
 /**
  * Every text cut to its column's size (ElasticJob cuts failure causes and messages to 4000; the others are cut here

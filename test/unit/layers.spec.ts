@@ -35,11 +35,11 @@ describe('the layer rule', () => {
       'errors/errors.ts': 'export const x = 1;\n',
     });
     expect(findLayerViolations(lib).sort()).toEqual([
-      "lib/cli/commands/jobs.command.ts: an arrow up: cli/commands/ (layer 12) may not import cli/ (layer 13) (import '../run.js')",
+      "lib/cli/commands/jobs.command.ts: an arrow up: cli/commands/ (layer 13) may not import cli/ (layer 14) (import '../run.js')",
       "lib/console/page.ts: integrations stay apart: console/ may not import microservices/ (import '../microservices/patterns.js')",
-      "lib/events/bus.ts: an arrow up: events/ (layer 4) may not import job/ (layer 7) (import '../job/job-scheduler.js')",
-      "lib/lifecycle/operator.ts: an arrow up: lifecycle/ (layer 9) may not import console/ (layer 13) (import '../console/page.js')",
-      "lib/registry/center.ts: an arrow up: registry/ (layer 3) may not import job/ (layer 7) (import '../job/job-scheduler.js')",
+      "lib/events/bus.ts: an arrow up: events/ (layer 4) may not import job/ (layer 8) (import '../job/job-scheduler.js')",
+      "lib/lifecycle/operator.ts: an arrow up: lifecycle/ (layer 10) may not import console/ (layer 14) (import '../console/page.js')",
+      "lib/registry/center.ts: an arrow up: registry/ (layer 3) may not import job/ (layer 8) (import '../job/job-scheduler.js')",
       "lib/scheduling/cron.ts: scheduling/ has no layer: add it to LAYERS in tools/check-layers.mjs (import '../errors/errors.js')",
     ]);
   });

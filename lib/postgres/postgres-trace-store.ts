@@ -1,0 +1,59 @@
+import type { Pool, PoolClient } from 'pg';
+import type { ExecutionHistoryQuery, ExecutionRecord } from '../interfaces/execution-history.interface.js';
+import type { TracedEvent, TraceSession, TraceStore } from '../tracing/trace-store.interface.js';
+import { TRACE_PASS_TIMEOUT_MS } from '../tracing/trace-writer.js';
+import { CREATE_TABLES, isDataError, readRecentExecutions, writeEvents } from './job-event-repository.js';
+
+/** PostgreSQL's undefined_table: a tracing table dropped under us. */
+const UNDEFINED_TABLE = '42P01';
+
+/**
+ * ElasticJob's tracing tables in PostgreSQL as a TraceStore (job-event-repository.ts has the SQL): a pass holds one
+ * client of the pool; reads of the executions are bounded like every pass.
+ */
+export class PostgresTraceStore implements TraceStore {
+  readonly name = 'the tracing database';
+
+  constructor(
+    private readonly pool: Pool,
+    /** A pool made for tracing is ended at close(); an app's own is left open. */
+    private readonly ownPool: boolean,
+  ) {}
+
+  async open(): Promise<TraceSession> {
+    const client: PoolClient = await this.pool.connect();
+    return {
+      prepare: async () => {
+        for (const statement of CREATE_TABLES) await client.query(statement);
+      },
+      write: (events: readonly TracedEvent[]) => writeEvents(client, events),
+      release: (failure?: Error) => client.release(failure),
+    };
+  }
+
+  isRefused(error: unknown): boolean {
+    return isDataError(error);
+  }
+
+  isUnprepared(error: unknown): boolean {
+    return (error as { code?: unknown }).code === UNDEFINED_TABLE;
+  }
+
+  /** The newest executions written (at most 500), for the console; bounded like every pass. */
+  recentExecutions(query: ExecutionHistoryQuery): Promise<ExecutionRecord[]> {
+    let timer: NodeJS.Timeout | undefined;
+    const timedOut = new Promise<never>((_, reject) => {
+      timer = setTimeout(
+        () => reject(new Error(`reading executions took over ${TRACE_PASS_TIMEOUT_MS} ms`)),
+        TRACE_PASS_TIMEOUT_MS,
+      );
+    });
+    const work = readRecentExecutions(this.pool, query);
+    work.catch(() => undefined); // a failure after the bound passed is not left unhandled
+    return Promise.race([work, timedOut]).finally(() => clearTimeout(timer));
+  }
+
+  async close(): Promise<void> {
+    if (this.ownPool) await this.pool.end().catch(() => undefined);
+  }
+}
