@@ -70,6 +70,7 @@ export type {
   ShardingStrategyType,
 } from './interfaces/sharded-job-options.interface.js';
 export type { ShardingContext } from './interfaces/sharding-context.interface.js';
+export type { Wire } from './util/wire.js';
 export type { ItemInterceptor } from './interfaces/item-interceptor.interface.js';
 export type { ItemCompletion, JobHealth, JobStatus } from './job/job-scheduler.js';
 export { describeCron, type CronDescription, type DescribeCronOptions } from './schedule/cron-preview.js';

@@ -2,7 +2,7 @@ import 'reflect-metadata';
 import { Controller, Logger, Module } from '@nestjs/common';
 import { NestFactory } from '@nestjs/core';
 import { EventPattern, MessagePattern, Payload, Transport, type MicroserviceOptions } from '@nestjs/microservices';
-import type { ItemCompletedEvent } from '../../lib/index.js';
+import type { ItemCompletedEvent, Wire } from '../../lib/index.js';
 import type { TransportItem } from '../../lib/microservices/index.js';
 
 /** A worker service: it renders the items the scheduler sends, and hears what became of them. */
@@ -18,7 +18,7 @@ class ThumbnailWorker {
   }
 
   @EventPattern('elastic-job.item.completed')
-  completed(@Payload() event: ItemCompletedEvent): void {
+  completed(@Payload() event: Wire<ItemCompletedEvent>): void {
     this.logger.log(`heard: ${event.jobName} item ${event.shardingItem} ${event.success ? 'done' : 'FAILED'}`);
   }
 }

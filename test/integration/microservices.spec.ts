@@ -20,6 +20,7 @@ import {
   ShardedJob,
   type ItemCompletedEvent,
   type ShardingContext,
+  type Wire,
 } from '../../lib/index.js';
 import {
   ElasticJobTransportEvents,
@@ -58,7 +59,7 @@ const received: Array<{ type: string; shardingItem?: number; jobName: string; su
 @Controller()
 class EventsListener {
   @EventPattern('elastic-job.item.completed')
-  onCompleted(@Payload() event: { type: string; shardingItem: number; jobName: string; success: boolean }): void {
+  onCompleted(@Payload() event: Wire<ItemCompletedEvent>): void {
     received.push(event);
   }
 }

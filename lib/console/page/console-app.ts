@@ -1,7 +1,12 @@
 /// <reference lib="dom" />
+import type { ExecutionRecord } from '../../interfaces/execution-history.interface.js';
+import type { JobBriefStatus, ServerBriefInfo } from '../../lifecycle/lifecycle.types.js';
+import type { ConsoleJobDetail, ConsoleJobsPage } from '../console-state.service.js';
+import type { Wire } from '../../util/wire.js';
 /**
  * The console page's script. It runs in the browser: it is served as this function's source text (see
- * console-page.ts), so it must not use anything outside its own body (no imports, no module-level names). Written
+ * console-page.ts), so it must not use anything outside its own body (no module-level names, no imports but of types,
+ * which compile to nothing). Written
  * here, it is type-checked and linted with the library and needs no build step of its own.
  *
  * The page shows a jobs list (filtered and paged by the server), a job's detail (sharding, servers, executions)
@@ -10,60 +15,12 @@
  * button, input or select (keyboard-usable as is), and actions are confirmed in a modal <dialog>.
  */
 export function consoleApp(): void {
-  type Status = 'OK' | 'CRASHED' | 'DISABLED' | 'SHARDING_FLAG';
-  interface JobRow {
-    jobName: string;
-    status: Status;
-    description: string;
-    cron: string | undefined;
-    timeZone: string | undefined;
-    nextFireTime: string | undefined;
-    instanceCount: number;
-    shardingTotalCount: number;
-  }
-  interface JobsPage {
-    total: number;
-    offset: number;
-    limit: number;
-    counts: Record<Status, number>;
-    jobs: JobRow[];
-  }
-  interface Sharding {
-    item: number;
-    instanceId?: string;
-    serverIp?: string;
-    status: string;
-    failover: boolean;
-  }
-  interface JobServer {
-    serverIp: string;
-    status: 'ENABLED' | 'DISABLED';
-    instances: string[];
-  }
-  interface Detail {
-    job: JobRow;
-    config: Record<string, string | boolean | undefined>;
-    sharding: Sharding[];
-    servers: JobServer[];
-  }
-  interface Server {
-    serverIp: string;
-    instancesNum: number;
-    jobsNum: number;
-    disabledJobsNum: number;
-  }
-  interface Execution {
-    id: string;
-    jobName: string;
-    item: number;
-    source: string;
-    ip: string;
-    hostname: string;
-    startTime?: string;
-    completeTime?: string;
-    success?: boolean;
-    failureCause?: string;
-  }
+  // The server's own types, as JSON carries them (util/wire.ts): none re-declared here.
+  type Status = JobBriefStatus;
+  type JobsPage = Wire<ConsoleJobsPage>;
+  type Detail = Wire<ConsoleJobDetail>;
+  type Server = Wire<ServerBriefInfo>;
+  type Execution = Wire<ExecutionRecord>;
   type Child = Node | string | number | undefined | null | false;
 
   const root = document.getElementById('console')!;
