@@ -69,7 +69,7 @@ export class ConfigService {
     if (stored === undefined) ops.push(storage.createOp(paths.config, yaml));
     else if (writeConfig && stored !== yaml) ops.push(storage.setDataOp(paths.config, yaml));
     try {
-      await storage.transactionWithoutRootCheck(ops);
+      await storage.transaction(ops, { rootCheck: false, batches: true });
     } catch (error) {
       const code = registryErrorCode(error);
       if (code !== 'NODE_EXISTS' && code !== 'NO_NODE') throw error;
@@ -109,12 +109,12 @@ export class ConfigService {
     const stored = await storage.direct.get(paths.config);
     const root = await storage.direct.get(paths.root);
     if (stored === undefined || this.local.overwrite) {
-      if (root !== this.owner) await storage.persist(paths.root, this.owner);
+      if (root !== this.owner) await storage.replace(paths.root, this.owner);
       const yaml = this.ownConfigYaml().text;
-      if (stored !== yaml) await storage.persist(paths.config, yaml);
+      if (stored !== yaml) await storage.replace(paths.config, yaml);
       return;
     }
-    if (root === undefined || root.trim() === '') await storage.persist(paths.root, this.owner);
+    if (root === undefined || root.trim() === '') await storage.replace(paths.root, this.owner);
   }
 
   /**

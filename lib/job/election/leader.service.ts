@@ -52,7 +52,7 @@ export class LeaderService {
 
   private async raceForLeadership(): Promise<void> {
     const { storage, paths, instanceId } = this.ctx;
-    if (await storage.createEphemeralIfAbsent(paths.leaderElectionInstance, instanceId)) {
+    if (await storage.createEphemeral(paths.leaderElectionInstance, instanceId)) {
       this.ctx.logger.log(`elected leader (${instanceId}) on the previous leader's departure`);
     }
     await storage.cached.settled();
@@ -63,7 +63,7 @@ export class LeaderService {
     await storage.executeInLeader(paths.leaderElectionLatch, this.ctx.waitTimeoutMs, async () => {
       // ElasticJob checks for the node and then creates it; inside the latch a plain create is the same check in
       // one round trip (it fails with NODE_EXISTS when someone leads), and the node changes hands sooner.
-      if (await storage.createEphemeralIfAbsent(paths.leaderElectionInstance, instanceId)) {
+      if (await storage.createEphemeral(paths.leaderElectionInstance, instanceId)) {
         this.ctx.logger.log(`elected leader (${instanceId})`);
       }
     });

@@ -146,10 +146,13 @@ export class ExecutionService {
     const missing = items.filter((item) => !storage.cached.has(paths.misfire(item)));
     if (missing.length === 0) return;
     try {
-      await storage.transactionInBatches(missing.map((item) => storage.createOp(paths.misfire(item), '')));
+      await storage.transaction(
+        missing.map((item) => storage.createOp(paths.misfire(item), '')),
+        { batches: true },
+      );
     } catch (error) {
       if (registryErrorCode(error) !== 'NODE_EXISTS' && registryErrorCode(error) !== 'NO_NODE') throw error;
-      await mapBounded(missing, (item) => storage.createIfNeeded(paths.misfire(item)));
+      await mapBounded(missing, (item) => storage.createOrKeep(paths.misfire(item)));
     }
   }
 
@@ -172,7 +175,10 @@ export class ExecutionService {
 
   /** monitorExecution switched off: every `running` marker goes (ElasticJob's MonitorExecution listener). */
   async removeAllRunningMarkers(total: number): Promise<void> {
-    await this.ctx.storage.removeCached(everyItem(total).map((item) => this.ctx.paths.running(item)));
+    await this.ctx.storage.remove(
+      everyItem(total).map((item) => this.ctx.paths.running(item)),
+      { onlyCached: true },
+    );
   }
 
   /**
@@ -232,10 +238,13 @@ export class ExecutionService {
   private async removeMarkers(paths: string[]): Promise<void> {
     if (paths.length === 0) return;
     try {
-      await this.ctx.storage.transactionInBatches(paths.map((path) => ({ op: 'remove', path })));
+      await this.ctx.storage.transaction(
+        paths.map((path) => ({ op: 'remove', path })),
+        { batches: true },
+      );
     } catch (error) {
       if (registryErrorCode(error) !== 'NO_NODE') throw error;
-      await this.ctx.storage.removeEach(paths);
+      await this.ctx.storage.remove(paths);
     }
   }
 }

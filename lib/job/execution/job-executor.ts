@@ -386,7 +386,7 @@ export class JobExecutor {
   private async checkClockDifference(config: JobConfiguration): Promise<void> {
     if (config.maxTimeDiffSeconds < 0) return;
     const path = this.ctx.paths.systemTimeCurrent;
-    await this.ctx.storage.persist(path, '');
+    await this.ctx.storage.replace(path, '');
     const node = await this.ctx.storage.direct.node(path);
     if (!node) return;
     const difference = Math.abs(Date.now() - node.stat.mtime);

@@ -23,14 +23,14 @@ export class FailoverService {
   async setCrashedFailoverFlag(item: number): Promise<void> {
     const { storage, paths } = this.ctx;
     if (storage.cached.has(paths.failover(item))) return;
-    await storage.createIfNeeded(paths.failoverItem(item));
+    await storage.createOrKeep(paths.failoverItem(item));
     await storage.remove(paths.running(item));
   }
 
   /** Flag an item whose taker died (its `failovering` node names a dead instance). */
   async setCrashedFailoverFlagDirectly(item: number): Promise<void> {
     const { storage, paths } = this.ctx;
-    await storage.createIfNeeded(paths.failoverItem(item));
+    await storage.createOrKeep(paths.failoverItem(item));
     await storage.remove(paths.running(item));
     await storage.remove(paths.failovering(item));
   }
@@ -117,7 +117,10 @@ export class FailoverService {
 
   /** `failover` switched off in the config: remove every `sharding/{i}/failover` (not `failovering`), as ElasticJob. */
   async removeFailoverInfo(total: number): Promise<void> {
-    await this.ctx.storage.removeCached(everyItem(total).map((item) => this.ctx.paths.failover(item)));
+    await this.ctx.storage.remove(
+      everyItem(total).map((item) => this.ctx.paths.failover(item)),
+      { onlyCached: true },
+    );
   }
 
   /**

@@ -35,7 +35,7 @@ export class GuaranteeService {
     const { storage, paths } = this.ctx;
     const root = kind === 'started' ? paths.guaranteeStarted : paths.guaranteeCompleted;
     const latch = kind === 'started' ? paths.guaranteeStartedLatch : paths.guaranteeCompletedLatch;
-    await mapBounded(items, (item) => storage.createIfNeeded(paths.guaranteeItem(kind, item)));
+    await mapBounded(items, (item) => storage.createOrKeep(paths.guaranteeItem(kind, item)));
     await storage.cached.settled();
     const deadline = Date.now() + timeoutMs;
     // Our nodes are in the cache now: a missing root means the one that ran the callback has deleted it.
@@ -52,7 +52,7 @@ export class GuaranteeService {
           try {
             await callback();
           } finally {
-            await storage.removeRecursive(root);
+            await storage.removeTree(root);
           }
         });
         if (ran) return;
@@ -61,7 +61,7 @@ export class GuaranteeService {
       const settled = remaining > 0 && (await storage.cached.waitFor(() => done() || allThere(), remaining, signal));
       if (signal?.aborted) return; // the job is stopping here: its round is not waited for any more
       if (!settled) {
-        await storage.removeRecursive(root).catch((error: unknown) => {
+        await storage.removeTree(root).catch((error: unknown) => {
           this.ctx.logger.warn(`could not clear ${storage.fullPath(root)}: ${describeError(error)}`);
         });
         const missing = this.expectedItems(total).filter((item) => !storage.cached.has(`${root}/${item}`));

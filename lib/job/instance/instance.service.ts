@@ -38,7 +38,9 @@ export class InstanceService {
 
   async persistOnline(): Promise<void> {
     const session = this.ctx.connection.getSessionId();
-    await this.ctx.storage.persistEphemeral(this.ctx.paths.instance(this.ctx.instanceId), this.localInstanceValue());
+    await this.ctx.storage.createEphemeral(this.ctx.paths.instance(this.ctx.instanceId), this.localInstanceValue(), {
+      replaceOthers: true,
+    });
     this.recordCreated(session);
   }
 

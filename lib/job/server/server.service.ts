@@ -16,10 +16,9 @@ export class ServerService {
   constructor(private readonly ctx: JobContext) {}
 
   async persistOnline(enabled: boolean): Promise<void> {
-    await this.ctx.storage.persistFromCache(
-      this.ctx.paths.server(this.ctx.ip),
-      enabled ? SERVER_ENABLED : SERVER_DISABLED,
-    );
+    await this.ctx.storage.replace(this.ctx.paths.server(this.ctx.ip), enabled ? SERVER_ENABLED : SERVER_DISABLED, {
+      fromCache: true,
+    });
   }
 
   isEnableServer(ip: string): boolean {

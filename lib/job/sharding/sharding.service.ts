@@ -45,7 +45,7 @@ export class ShardingService {
 
   /** Leader only: mark that the next firing must reshard. Waits (bounded) for a leader to exist first. */
   async setReshardingFlag(): Promise<void> {
-    if (await this.leader.isLeaderUntilBlock()) await this.ctx.storage.createIfNeeded(this.ctx.paths.shardingNecessary);
+    if (await this.leader.isLeaderUntilBlock()) await this.ctx.storage.createOrKeep(this.ctx.paths.shardingNecessary);
   }
 
   isNeedSharding(): boolean {
@@ -117,7 +117,7 @@ export class ShardingService {
         return;
       }
     }
-    await storage.persistEphemeral(paths.shardingProcessing, '');
+    await storage.createEphemeral(paths.shardingProcessing, '', { replaceOthers: true });
     try {
       const instances = this.instances.getAvailableJobInstances();
       const strategy = this.ctx.plugins.strategy(config.jobShardingStrategyType) ?? AVG_ALLOCATION;
@@ -135,11 +135,11 @@ export class ShardingService {
       try {
         // One transaction, planned from the cache: clear the old owners, make missing item nodes, assign. Beyond
         // what one request may carry, several in order: the flags go in the last, so followers wait for all.
-        await storage.transactionInBatches([...this.resetOpsFromCache(total), ...assign]);
+        await storage.transaction([...this.resetOpsFromCache(total), ...assign], { batches: true });
       } catch {
         // The cache was behind (or a request failed half-way): ElasticJob's way, step by step, then the assignment.
         await this.resetShardingInfo(total);
-        await storage.transactionInBatches(assign);
+        await storage.transaction(assign, { batches: true });
       }
       logger.log(
         `sharded ${total} item(s) over ${instances.length} instance(s): ` +
@@ -172,7 +172,7 @@ export class ShardingService {
       `items [${stray.join(',')}] are assigned to no live instance ` +
         `(${shown.join(', ')}${stray.length > 5 ? ', ...' : ''}): resharding now`,
     );
-    await storage.createIfNeeded(paths.shardingNecessary);
+    await storage.createOrKeep(paths.shardingNecessary);
     return true;
   }
 
@@ -197,9 +197,9 @@ export class ShardingService {
     const { storage, paths } = this.ctx;
     await mapBounded(everyItem(total), async (item) => {
       await storage.remove(paths.shardingInstance(item));
-      await storage.createIfNeeded(paths.shardingItem(item));
+      await storage.createOrKeep(paths.shardingItem(item));
     });
     const extra = storage.cached.children(paths.sharding).filter((name) => /^\d+$/.test(name) && Number(name) >= total);
-    await mapBounded(extra, (name) => storage.removeRecursive(`${paths.sharding}/${name}`));
+    await mapBounded(extra, (name) => storage.removeTree(`${paths.sharding}/${name}`));
   }
 }

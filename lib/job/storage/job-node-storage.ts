@@ -93,8 +93,31 @@ export class JobNodeStorage {
     return triggerAllInstances(this.registry, this.paths, jobParameter);
   }
 
-  /** Creates (with parents) or overwrites a persistent node. */
-  async persist(path: string, value: string): Promise<void> {
+  // The writes, named by intent: replace, createOrKeep, createEphemeral, remove (one node, several, or those the
+  // cache shows), removeTree and transaction (with the op builders below).
+
+  /**
+   * The node holds `value` afterwards: created (with parents) or overwritten. `fromCache`: planned from the cache
+   * (nothing when it already shows this value, a create written through when it shows no node, an overwrite
+   * otherwise), ZooKeeper disagreeing falls back to the direct way.
+   */
+  async replace(path: string, value: string, options: { fromCache?: boolean } = {}): Promise<void> {
+    if (options.fromCache) {
+      const cached = this.cache.get(path);
+      if (cached === value) return;
+      try {
+        if (cached === undefined)
+          await this.writeThrough(
+            [{ path, data: utf8(value) }],
+            this.createWithParents(path, utf8(value), 'PERSISTENT'),
+          );
+        else await this.registry.setData(path, utf8(value));
+        return;
+      } catch (error) {
+        const code = registryErrorCode(error);
+        if (code !== 'NODE_EXISTS' && code !== 'NO_NODE') throw error;
+      }
+    }
     try {
       await this.registry.setData(path, utf8(value));
     } catch (error) {
@@ -102,6 +125,81 @@ export class JobNodeStorage {
       await this.refuseIfRemoved(path);
       await this.registry.persist(path, utf8(value));
     }
+  }
+
+  /** Creates a persistent node (with parents) if it is missing; leaves an existing one as it is. */
+  async createOrKeep(path: string, value = ''): Promise<void> {
+    try {
+      await this.writeThrough([{ path, data: utf8(value) }], this.createWithParents(path, utf8(value), 'PERSISTENT'));
+    } catch (error) {
+      if (registryErrorCode(error) !== 'NODE_EXISTS') throw error;
+    }
+  }
+
+  /**
+   * Creates an ephemeral node of our session; false when one is there already. By default an existing node is
+   * left to its owner (an election: the first wins). `replaceOthers`: the node is ours to hold (our instance node):
+   * one of our own session is kept (set to `value`), so a create retried after a connection loss is harmless, and
+   * one of another session (a previous life's, not yet expired) is replaced.
+   */
+  async createEphemeral(path: string, value: string, options: { replaceOthers?: boolean } = {}): Promise<boolean> {
+    try {
+      await this.writeThrough([{ path, data: utf8(value) }], this.createWithParents(path, utf8(value), 'EPHEMERAL'));
+      return true;
+    } catch (error) {
+      if (registryErrorCode(error) !== 'NODE_EXISTS') throw error;
+      if (!options.replaceOthers) return false;
+      const existing = await this.registry.getData(path);
+      if (existing && existing.stat.ephemeralOwner === this.registry.getSessionId()) {
+        if (existing.data.toString('utf8') !== value) await this.registry.setData(path, utf8(value));
+        return false;
+      }
+      await this.registry.remove(path);
+      await this.createWithParents(path, utf8(value), 'EPHEMERAL');
+      return true;
+    }
+  }
+
+  /**
+   * Removes the node, or each of several (a bounded number of requests at a time); missing ones are fine.
+   * `onlyCached`: only those the cache holds (the others are not there to remove).
+   */
+  async remove(paths: string | readonly string[], options: { onlyCached?: boolean } = {}): Promise<void> {
+    if (typeof paths === 'string') return this.registry.remove(paths);
+    const existing = options.onlyCached ? paths.filter((path) => this.cache.has(path)) : paths;
+    await mapBounded(existing, (path) => this.registry.remove(path));
+  }
+
+  /** Removes the node and everything below it. */
+  async removeTree(path: string): Promise<void> {
+    await this.registry.removeRecursive(path);
+  }
+
+  /**
+   * A multi-op, with `check(/{job})` first as ElasticJob does (`rootCheck: false` while setting the job up, when the
+   * root may be missing). One request, atomic; `batches`: in as many requests as ZooKeeper's request limit needs,
+   * each with the root check, atomic within a request only (callers must be able to pick up after a partial write).
+   */
+  async transaction(
+    ops: readonly TransactionOp[],
+    options: { batches?: boolean; rootCheck?: boolean } = {},
+  ): Promise<void> {
+    if (ops.length === 0) return;
+    const leading = options.rootCheck === false ? [] : [this.rootCheck()];
+    if (!options.batches) return this.write([...leading, ...ops]);
+    for (const batch of this.registry.multiBatches(ops, leading)) await this.write(batch);
+  }
+
+  /**
+   * The ops cut, in order, into as many transaction() calls as ZooKeeper's request limit needs (room left in each
+   * for the check of the root that transaction() adds).
+   */
+  multiBatches(ops: readonly TransactionOp[]): TransactionOp[][] {
+    return this.registry.multiBatches(ops, [this.rootCheck()]).map((batch) => batch.slice(1));
+  }
+
+  private rootCheck(): TransactionOp {
+    return { op: 'check', path: this.paths.root };
   }
 
   /** Creates the node, and its parents when missing, unless the job was removed meanwhile (see refuseIfRemoved). */
@@ -130,123 +228,10 @@ export class JobNodeStorage {
     );
   }
 
-  /**
-   * persist(), planned from the cache: nothing when the cache already shows this value, a create (written
-   * through, no read back) when it shows no node, an overwrite otherwise; ZooKeeper disagreeing falls back to
-   * persist().
-   */
-  async persistFromCache(path: string, value: string): Promise<void> {
-    const cached = this.cache.get(path);
-    if (cached === value) return;
-    try {
-      if (cached === undefined)
-        await this.writeThrough([{ path, data: utf8(value) }], this.createWithParents(path, utf8(value), 'PERSISTENT'));
-      else await this.registry.setData(path, utf8(value));
-    } catch (error) {
-      const code = registryErrorCode(error);
-      if (code !== 'NODE_EXISTS' && code !== 'NO_NODE') throw error;
-      await this.persist(path, value);
-    }
-  }
-
-  /** Creates a persistent node if it is missing; leaves an existing one alone. */
-  async createIfNeeded(path: string, value = ''): Promise<void> {
-    try {
-      await this.writeThrough([{ path, data: utf8(value) }], this.createWithParents(path, utf8(value), 'PERSISTENT'));
-    } catch (error) {
-      if (registryErrorCode(error) !== 'NODE_EXISTS') throw error;
-    }
-  }
-
-  /**
-   * Creates an ephemeral node for our session. An existing node of ours (same session) is kept as is, so a
-   * retried create after a connection loss is harmless; a node of another session is replaced.
-   */
-  /** Creates an ephemeral node; false when it already exists (whoever owns it). */
-  async createEphemeralIfAbsent(path: string, value: string): Promise<boolean> {
-    try {
-      await this.writeThrough([{ path, data: utf8(value) }], this.createWithParents(path, utf8(value), 'EPHEMERAL'));
-      return true;
-    } catch (error) {
-      if (registryErrorCode(error) === 'NODE_EXISTS') return false;
-      throw error;
-    }
-  }
-
-  async persistEphemeral(path: string, value: string): Promise<void> {
-    try {
-      await this.writeThrough([{ path, data: utf8(value) }], this.createWithParents(path, utf8(value), 'EPHEMERAL'));
-    } catch (error) {
-      if (registryErrorCode(error) !== 'NODE_EXISTS') throw error;
-      const existing = await this.registry.getData(path);
-      if (existing && existing.stat.ephemeralOwner === this.registry.getSessionId()) {
-        if (existing.data.toString('utf8') !== value) await this.registry.setData(path, utf8(value));
-        return;
-      }
-      await this.registry.remove(path);
-      await this.createWithParents(path, utf8(value), 'EPHEMERAL');
-    }
-  }
-
-  async remove(path: string): Promise<void> {
-    await this.registry.remove(path);
-  }
-
-  /**
-   * The ops cut, in order, into as many transaction() calls as ZooKeeper's request limit needs (room left in each
-   * for the check of the root that transaction() adds).
-   */
-  multiBatches(ops: readonly TransactionOp[]): TransactionOp[][] {
-    return this.registry.multiBatches(ops, [this.rootCheck()]).map((batch) => batch.slice(1));
-  }
-
-  private rootCheck(): TransactionOp {
-    return { op: 'check', path: this.paths.root };
-  }
-
-  /** Removes those of these nodes that the cache holds (nodes it does not hold are not there to remove). */
-  async removeCached(paths: readonly string[]): Promise<void> {
-    await mapBounded(
-      paths.filter((path) => this.cache.has(path)),
-      (path) => this.registry.remove(path),
-    );
-  }
-
-  /** Removes each node (missing ones are fine), a bounded number of requests at a time. */
-  async removeEach(paths: readonly string[]): Promise<void> {
-    await mapBounded(paths, (path) => this.registry.remove(path));
-  }
-
-  async removeRecursive(path: string): Promise<void> {
-    await this.registry.removeRecursive(path);
-  }
-
-  /** A multi-op, with `check(/{job})` first as ElasticJob does. It must fit one request: see transactionInBatches. */
-  async transaction(ops: TransactionOp[]): Promise<void> {
-    if (ops.length === 0) return;
-    await this.write([this.rootCheck(), ...ops]);
-  }
-
-  /**
-   * The ops in order, in as many multi requests as ZooKeeper's request limit needs (each with the root check):
-   * atomic within a request only, so callers must be able to pick up after a partial write.
-   */
-  async transactionInBatches(ops: readonly TransactionOp[]): Promise<void> {
-    for (const batch of this.registry.multiBatches(ops, [this.rootCheck()])) await this.write(batch);
-  }
-
   /** Our own creates reach the cache without a read (see TreeCache.expectOwnCreates). */
   private writeThrough<T>(creates: Array<{ path: string; data: Buffer }>, write: Promise<T>): Promise<T> {
     if (creates.length > 0) this.cache.expectOwnCreates(creates, write);
     return write;
-  }
-
-  /**
-   * Ops without transaction()'s check of the root, in as many requests as the request limit needs: for setting
-   * the job up, when the root may be missing.
-   */
-  async transactionWithoutRootCheck(ops: TransactionOp[]): Promise<void> {
-    for (const batch of this.registry.multiBatches(ops)) await this.write(batch);
   }
 
   private async write(ops: TransactionOp[]): Promise<void> {
