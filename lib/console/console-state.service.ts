@@ -9,32 +9,22 @@ import {
 } from '@nestjs/common';
 import { ModuleRef } from '@nestjs/core';
 import { Observable, Subject, takeUntil } from 'rxjs';
-import {
-  describeError,
-  JobConfigurationError,
-  JobNotFoundError,
-  StoredConfigurationError,
-} from '../errors/elastic-job.errors.js';
+import { describeError, JobConfigurationError, JobNotFoundError } from '../errors/elastic-job.errors.js';
 import type { ExecutionHistory, ExecutionRecord } from '../interfaces/execution-history.interface.js';
 import { ElasticJobOperator } from '../lifecycle/elastic-job-operator.js';
 import {
   JOB_BRIEF_STATUSES,
-  type JobBriefInfo,
   type JobBriefStatus,
   type JobServerInfo,
   type ShardingInfo,
 } from '../lifecycle/lifecycle.types.js';
-import { mapBounded } from '../registry/request-limits.js';
 import type { NamespaceChange } from '../lifecycle/namespace-watch.js';
-import { upcomingFireTimes } from '../schedule/cron-preview.js';
 import { CONSOLE_OPTIONS, type ResolvedConsoleOptions } from './console-options.js';
+import { ExecutionsCheck } from './executions-check.js';
+import { JobRows, withSchedule, type ConsoleJobRow } from './job-rows.js';
+import { NamespaceFollower } from './namespace-follower.js';
 
-/** A row of the jobs list: ElasticJob's JobBriefInfo, with the zone and next fire time of its cron. */
-export interface ConsoleJobRow extends JobBriefInfo {
-  timeZone: string | undefined;
-  /** ISO instant; undefined for a one-off job or a cron that cannot be read. */
-  nextFireTime: string | undefined;
-}
+export type { ConsoleJobRow };
 
 export interface ConsoleJobsPage {
   total: number;
@@ -68,17 +58,11 @@ export type ConsoleChange =
   | { type: 'connection'; connected: boolean }
   | { type: 'executions' };
 
-/** Reads in flight at once when many jobs changed: the session stays free for the app's own jobs. */
-const READ_CONCURRENCY = 16;
-/** While someone watches, how often the executions store is asked whether there is something new. */
-const EXECUTIONS_CHECK_MS = 2_000;
-/** With no page listening for this long, the namespace watch is closed (every write in it would be sent to us). */
-const WATCH_IDLE_MS = 5 * 60_000;
-
 /**
- * The console's view of the namespace: job rows kept between requests and read again only for the jobs a ZooKeeper
- * watch says changed (so a page of 1000 jobs costs reads for what moved, not for everything), and the changes told
- * to the pages that listen. The watch starts with the first request and is retried by the next one when it fails.
+ * The console's view of the namespace, in three parts with a state value each: the job rows (job-rows.ts: read
+ * again only for the jobs the watch says changed), the namespace watch (namespace-follower.ts: started by the first
+ * request, retried by the next, closed when idle) and the executions check (executions-check.ts: while a page
+ * listens). This service wires them to the routes and tells the listening pages what changed.
  */
 @Injectable()
 export class ConsoleStateService implements OnModuleInit, BeforeApplicationShutdown, OnApplicationShutdown {
@@ -88,19 +72,18 @@ export class ConsoleStateService implements OnModuleInit, BeforeApplicationShutd
   private readonly shuttingDown = new Subject<void>();
   /** Emits once, when the app begins to shut down: every live stream ends on it. */
   readonly stopping: Observable<void> = this.shuttingDown.asObservable();
-  private lastUse = Date.now();
-  private idleTimer: NodeJS.Timeout | undefined;
-  private watchWarned = false;
-  private readonly rows = new Map<string, ConsoleJobRow>();
-  private readonly dirty = new Set<string>();
-  private everythingDirty = true;
-  private refreshing: Promise<void> | undefined;
-  private watch: { close(): void } | undefined;
-  private watchStarting: Promise<void> | undefined;
+  private readonly rows = new JobRows(() => this.operator);
+  private readonly follower = new NamespaceFollower(
+    () => this.operator,
+    (change) => this.onChange(change),
+    () => this.rows.markAll(),
+    () => this.listeners,
+    this.logger,
+  );
+  private executionsCheck: ExecutionsCheck | undefined;
   private history: ExecutionHistory | undefined;
+  /** Pages listening to the live stream now. */
   private listeners = 0;
-  private executionsTimer: NodeJS.Timeout | undefined;
-  private lastExecutionId: string | undefined;
   private closed = false;
 
   private operatorOfApp: ElasticJobOperator | undefined;
@@ -148,6 +131,11 @@ export class ConsoleStateService implements OnModuleInit, BeforeApplicationShutd
         'ElasticJobConsoleModule',
       );
     this.history = history as ExecutionHistory;
+    this.executionsCheck = new ExecutionsCheck(
+      this.history,
+      () => this.changes.next({ type: 'executions' }),
+      this.logger,
+    );
   }
 
   beforeApplicationShutdown(): void {
@@ -155,9 +143,8 @@ export class ConsoleStateService implements OnModuleInit, BeforeApplicationShutd
     this.shuttingDown.next();
     this.shuttingDown.complete();
     this.changes.complete();
-    this.closeWatch();
-    clearInterval(this.executionsTimer);
-    clearInterval(this.idleTimer);
+    this.follower.close();
+    this.executionsCheck?.stop();
   }
 
   onApplicationShutdown(): void {
@@ -179,30 +166,29 @@ export class ConsoleStateService implements OnModuleInit, BeforeApplicationShutd
       if (this.closed) return subscriber.complete();
       const subscription = this.changes.subscribe(subscriber);
       // First, whether changes will come: the page shows "live" only once the watch is there.
-      void this.ensureWatch().then(() => subscriber.next({ type: 'connection', connected: this.watch !== undefined }));
+      void this.follower
+        .ensure()
+        .then(() => subscriber.next({ type: 'connection', connected: this.follower.following }));
       this.listeners++;
-      this.startExecutionsCheck();
+      this.executionsCheck?.start();
       return () => {
         subscription.unsubscribe();
-        this.lastUse = Date.now();
-        if (--this.listeners === 0) {
-          clearInterval(this.executionsTimer);
-          this.executionsTimer = undefined;
-        }
+        this.follower.touch();
+        if (--this.listeners === 0) this.executionsCheck?.stop();
       };
     }).pipe(takeUntil(this.shuttingDown));
   }
 
   async jobs(query: { name?: string; status?: string; offset: number; limit: number }): Promise<ConsoleJobsPage> {
-    await this.ensureWatch();
-    await this.refresh();
+    await this.follower.ensure();
+    const rows = await this.rows.current(this.follower.following);
     const counts = Object.fromEntries(JOB_BRIEF_STATUSES.map((status) => [status, 0])) as Record<
       JobBriefStatus,
       number
     >;
     const needle = query.name?.trim().toLowerCase() ?? '';
     const matching: ConsoleJobRow[] = [];
-    for (const row of [...this.rows.values()].sort((a, b) => (a.jobName < b.jobName ? -1 : 1))) {
+    for (const row of rows) {
       counts[row.status]++;
       if (needle !== '' && !row.jobName.toLowerCase().includes(needle)) continue;
       if (query.status && row.status !== query.status) continue;
@@ -214,7 +200,7 @@ export class ConsoleStateService implements OnModuleInit, BeforeApplicationShutd
 
   /** Undefined when the namespace has no such job. */
   async job(jobName: string): Promise<ConsoleJobDetail | undefined> {
-    await this.ensureWatch();
+    await this.follower.ensure();
     const [brief, config, sharding, servers] = await Promise.all([
       this.operator.getJobBriefInfo(jobName),
       this.operator.getJobConfiguration(jobName),
@@ -227,7 +213,7 @@ export class ConsoleStateService implements OnModuleInit, BeforeApplicationShutd
     ]);
     if (brief === undefined || config === undefined) return undefined;
     const row = withSchedule(brief, config.timeZone);
-    this.rows.set(jobName, row);
+    this.rows.remember(row);
     return {
       job: row,
       config: {
@@ -252,156 +238,19 @@ export class ConsoleStateService implements OnModuleInit, BeforeApplicationShutd
 
   /** After an action: the page sees its effect through the watch; rows are read again at once regardless. */
   touched(jobName: string | undefined): void {
-    if (jobName === undefined) this.everythingDirty = true;
-    else this.dirty.add(jobName);
-  }
-
-  private async ensureWatch(): Promise<void> {
-    this.lastUse = Date.now();
-    if (this.watch || this.closed) return;
-    this.watchStarting ??= this.operator
-      .watch((change) => this.onChange(change))
-      .then(
-        (watch) => {
-          if (this.closed) return watch.close();
-          this.watch = watch;
-          this.watchWarned = false;
-          // Anything may have changed while there was no watch.
-          this.everythingDirty = true;
-          this.idleTimer ??= setInterval(() => this.closeWatchWhenIdle(), 60_000);
-          this.idleTimer.unref();
-        },
-        (error: unknown) => {
-          // Said once until it works again: every request tries, and ZooKeeper may be away for a while.
-          if (!this.watchWarned)
-            this.logger.warn(`cannot follow ZooKeeper's changes yet (reading everything): ${describeError(error)}`);
-          this.watchWarned = true;
-        },
-      )
-      .finally(() => (this.watchStarting = undefined));
-    await this.watchStarting;
-  }
-
-  private closeWatchWhenIdle(): void {
-    if (this.listeners === 0 && Date.now() - this.lastUse > WATCH_IDLE_MS) this.closeWatch();
-  }
-
-  private closeWatch(): void {
-    this.watch?.close();
-    this.watch = undefined;
-    clearInterval(this.idleTimer);
-    this.idleTimer = undefined;
+    if (jobName === undefined) this.rows.markAll();
+    else this.rows.mark([jobName]);
   }
 
   private onChange(change: NamespaceChange): void {
     if (change.kind === 'jobs') {
-      for (const name of change.jobNames) this.dirty.add(name);
+      this.rows.mark(change.jobNames);
       this.changes.next({ type: 'jobs', jobNames: change.jobNames });
     } else if (change.kind === 'resync') {
-      this.everythingDirty = true;
+      this.rows.markAll();
       this.changes.next({ type: 'resync' });
     } else {
       this.changes.next({ type: 'connection', connected: change.connected });
     }
   }
-
-  /** One refresh at a time; requests meanwhile share it. */
-  private refresh(): Promise<void> {
-    if (this.watch && !this.everythingDirty && this.dirty.size === 0) return Promise.resolve();
-    this.refreshing ??= this.readChanged().finally(() => (this.refreshing = undefined));
-    return this.refreshing;
-  }
-
-  private async readChanged(): Promise<void> {
-    // Without a watch nothing tells us what changed: read everything every time.
-    if (this.everythingDirty || !this.watch) {
-      this.everythingDirty = false;
-      this.dirty.clear();
-      try {
-        const all = await this.operator.getAllJobsBriefInfo();
-        const names = new Set(all.map((brief) => brief.jobName));
-        for (const name of this.rows.keys()) if (!names.has(name)) this.rows.delete(name);
-        await mapBounded(
-          all,
-          async (brief) => void this.rows.set(brief.jobName, await this.readSchedule(brief)),
-          READ_CONCURRENCY,
-        );
-      } catch (error) {
-        this.everythingDirty = true; // read again by the next request
-        throw error;
-      }
-      return;
-    }
-    const names = [...this.dirty];
-    this.dirty.clear();
-    try {
-      await mapBounded(
-        names,
-        async (name) => {
-          const row = await this.readRow(name);
-          if (row === undefined) this.rows.delete(name);
-          else this.rows.set(name, row);
-        },
-        READ_CONCURRENCY,
-      );
-    } catch (error) {
-      for (const name of names) this.dirty.add(name);
-      throw error;
-    }
-  }
-
-  private async readRow(jobName: string): Promise<ConsoleJobRow | undefined> {
-    const brief = await this.operator.getJobBriefInfo(jobName);
-    return brief === undefined ? undefined : this.readSchedule(brief);
-  }
-
-  /** The row of a job whose brief is known: the zone is in the configuration only (JobBriefInfo has the cron). */
-  private async readSchedule(brief: JobBriefInfo): Promise<ConsoleJobRow> {
-    try {
-      return withSchedule(brief, (await this.operator.getJobConfiguration(brief.jobName))?.timeZone);
-    } catch (error) {
-      // One job's unreadable config node must not take the whole list down: its row shows no zone.
-      if (!(error instanceof StoredConfigurationError)) throw error;
-      return withSchedule(brief, undefined);
-    }
-  }
-
-  /**
-   * ZooKeeper says nothing about the tracing store: while a page listens, the newest 20 executions are read every
-   * 2 s and a change (a new one, one completed) told (one small query, only with a listener).
-   */
-  private startExecutionsCheck(): void {
-    if (!this.history || this.executionsTimer) return;
-    const history = this.history;
-    let checking = false;
-    this.executionsTimer = setInterval(() => {
-      if (checking) return;
-      checking = true;
-      history
-        .recentExecutions({ limit: 20 })
-        .then((newest) => {
-          const id = newest.map((execution) => `${execution.id}:${String(execution.success)}`).join(',');
-          if (id !== this.lastExecutionId) {
-            this.lastExecutionId = id;
-            this.changes.next({ type: 'executions' });
-          }
-        })
-        .catch((error: unknown) => this.logger.debug(`executions check failed: ${describeError(error)}`))
-        .finally(() => (checking = false));
-    }, EXECUTIONS_CHECK_MS);
-    this.executionsTimer.unref();
-  }
-}
-
-/** A jobs-list row: the brief, with the zone and the cron's next fire time in it. */
-function withSchedule(brief: JobBriefInfo, timeZone: string | undefined): ConsoleJobRow {
-  let nextFireTime: string | undefined;
-  if (brief.cron) {
-    try {
-      nextFireTime = upcomingFireTimes(brief.cron, timeZone, 1, new Date())[0]?.toISOString();
-    } catch {
-      nextFireTime = undefined; // a stored cron this library cannot read: shown without a next time
-    }
-  }
-  return { ...brief, timeZone, nextFireTime };
 }
