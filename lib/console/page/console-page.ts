@@ -1,7 +1,22 @@
 import { consoleApp } from './console-app.js';
+import { consoleKit } from './console-kit.js';
+import { detailPanel } from './detail-panel.js';
+import { executionsPanel } from './executions-panel.js';
+import { jobsPanel } from './jobs-panel.js';
+import { serversPanel } from './servers-panel.js';
 
-/** The page's script: consoleApp's own source, run once the page is parsed (see console-app.ts). */
-export const CONSOLE_SCRIPT = `'use strict';\n(${consoleApp.toString()})();\n`;
+/**
+ * The page's script, put together from the functions' own sources (each written in TypeScript, type-checked and
+ * linted with the library, no build step): the app, given the kit the panels share and each panel's factory. Run
+ * once the page is parsed.
+ */
+export const CONSOLE_SCRIPT =
+  `'use strict';\n(${consoleApp.toString()})((${consoleKit.toString()})(), {\n` +
+  `  jobs: ${jobsPanel.toString()},\n` +
+  `  detail: ${detailPanel.toString()},\n` +
+  `  executions: ${executionsPanel.toString()},\n` +
+  `  servers: ${serversPanel.toString()},\n` +
+  `});\n`;
 
 function escapeHtml(text: string): string {
   return text.replace(/[&<>"']/g, (c) => ({ '&': '&amp;', '<': '&lt;', '>': '&gt;', '"': '&quot;', "'": '&#39;' })[c]!);

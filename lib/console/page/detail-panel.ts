@@ -1,0 +1,138 @@
+/// <reference lib="dom" />
+import type { ConsoleJobDetail } from '../console-state.service.js';
+import type { Wire } from '../../util/wire.js';
+import type { ConsoleKit, ConsolePanel } from './console-kit.js';
+
+/**
+ * The job panel of the console's page: a job's configuration, its items (with their owners) and its servers, and the actions on them.
+ * Served as its function's source text (console-page.ts puts the page's script together): it must not use anything
+ * outside its own body but its parameters (no module-level names; imports of types only, which compile to nothing).
+ */
+export function detailPanel(kit: ConsoleKit): ConsolePanel {
+  type Detail = Wire<ConsoleJobDetail>;
+  const { state, latest, actionsEnabled, h, table, badge, replace, get, say, act } = kit;
+  async function loadDetail() {
+    const asked = ++latest.detail;
+    let detail: Detail | undefined;
+    if (state.selected) {
+      try {
+        detail = await get<Detail>(`jobs/${encodeURIComponent(state.selected)}`);
+      } catch (error) {
+        if (asked === latest.detail) say(String((error as Error).message), 'error');
+      }
+    }
+    if (asked !== latest.detail) return;
+    state.detail = detail;
+    renderDetail();
+  }
+  function renderDetail() {
+    const detail = state.detail;
+    if (!detail) {
+      replace('detail', h('p', { class: 'hint' }, 'Choose a job to see its items, servers and executions.'));
+      return;
+    }
+    const { job } = detail;
+    const name = encodeURIComponent(job.jobName);
+    const configRows: Array<[string, string]> = [
+      ['Cron', job.cron ?? 'one-off (runs when triggered)'],
+      ['Time zone', job.timeZone ?? 'the instances’ own'],
+      ['Next fire time', job.nextFireTime ? new Date(job.nextFireTime).toLocaleString() : '–'],
+      ['Description', job.description || '–'],
+      ...Object.entries(detail.config).map(([key, value]): [string, string] => [
+        key,
+        value === undefined ? '–' : String(value),
+      ]),
+    ];
+    const sharding = detail.sharding.map((item) =>
+      h(
+        'tr',
+        { 'data-item': String(item.item) },
+        h('th', { scope: 'row', class: 'num' }, item.item),
+        h('td', {}, badge(item.status)),
+        h('td', { class: 'mono' }, item.instanceId ?? '–'),
+        h('td', { class: 'mono' }, item.serverIp ?? '–'),
+        h('td', {}, item.failover ? 'yes' : 'no'),
+        actionsEnabled
+          ? h(
+              'td',
+              {},
+              item.status === 'DISABLED'
+                ? act(
+                    'Enable',
+                    `Enable item ${item.item} of ${job.jobName}? It runs again from its next firing.`,
+                    `jobs/${name}/items/${item.item}/enable`,
+                    { 'aria-label': `Enable item ${item.item}` },
+                  )
+                : act(
+                    'Disable',
+                    `Disable item ${item.item} of ${job.jobName}? It runs nowhere until enabled.`,
+                    `jobs/${name}/items/${item.item}/disable`,
+                    { 'aria-label': `Disable item ${item.item}` },
+                  ),
+            )
+          : undefined,
+      ),
+    );
+    const servers = detail.servers.map((server) => {
+      const ip = encodeURIComponent(server.serverIp);
+      return h(
+        'tr',
+        {},
+        h('th', { scope: 'row', class: 'mono' }, server.serverIp),
+        h('td', {}, badge(server.status)),
+        h('td', { class: 'mono' }, server.instances.join(', ') || '–'),
+        actionsEnabled
+          ? h(
+              'td',
+              { class: 'buttons' },
+              server.status === 'DISABLED'
+                ? act('Enable', `Enable ${job.jobName} on ${server.serverIp}?`, `jobs/${name}/servers/${ip}/enable`, {
+                    'aria-label': `Enable on ${server.serverIp}`,
+                  })
+                : act(
+                    'Disable',
+                    `Disable ${job.jobName} on ${server.serverIp}? Its items move to other servers.`,
+                    `jobs/${name}/servers/${ip}/disable`,
+                    { 'aria-label': `Disable on ${server.serverIp}` },
+                  ),
+              act(
+                'Shut down',
+                `Shut down ${job.jobName}'s instances on ${server.serverIp}? They stop the job until restarted; peers take its items.`,
+                `jobs/${name}/servers/${ip}/shutdown`,
+                { 'aria-label': `Shut down on ${server.serverIp}` },
+              ),
+            )
+          : undefined,
+      );
+    });
+    const actions = ['Item', 'Status', 'Instance', 'Server', 'Failover', ...(actionsEnabled ? ['Action'] : [])];
+    replace(
+      'detail',
+      h('h2', { id: 'detail-title', tabindex: '-1' }, job.jobName, ' ', badge(job.status)),
+      actionsEnabled
+        ? h(
+            'div',
+            { class: 'buttons' },
+            act('Trigger', `Trigger ${job.jobName} now on every online instance?`, `jobs/${name}/trigger`, {
+              'aria-label': `Trigger ${job.jobName}`,
+            }),
+            act(
+              'Disable job',
+              `Disable ${job.jobName} on every server? No item runs until enabled.`,
+              `jobs/${name}/disable`,
+            ),
+            act('Enable job', `Enable ${job.jobName} on every server?`, `jobs/${name}/enable`),
+          )
+        : h('p', { class: 'hint' }, 'Read-only: actions are off.'),
+      h('dl', { class: 'config' }, ...configRows.flatMap(([key, value]) => [h('dt', {}, key), h('dd', {}, value)])),
+      table('Sharding', actions, sharding, 'Not sharded yet: the leader shards at the first firing.'),
+      table(
+        'Servers',
+        ['Server', 'Status', 'Instances', ...(actionsEnabled ? ['Actions'] : [])],
+        servers,
+        'No server.',
+      ),
+    );
+  }
+  return { load: loadDetail, render: renderDetail };
+}

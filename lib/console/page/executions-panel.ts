@@ -1,0 +1,76 @@
+/// <reference lib="dom" />
+import type { ExecutionRecord } from '../../interfaces/execution-history.interface.js';
+import type { Wire } from '../../util/wire.js';
+import type { ConsoleKit, ConsolePanel } from './console-kit.js';
+
+/**
+ * The executions panel of the console's page: the recent item executions (of the job chosen, or all), with their results and failure causes.
+ * Served as its function's source text (console-page.ts puts the page's script together): it must not use anything
+ * outside its own body but its parameters (no module-level names; imports of types only, which compile to nothing).
+ */
+export function executionsPanel(kit: ConsoleKit): ConsolePanel {
+  type Execution = Wire<ExecutionRecord>;
+  const { state, latest, historyEnabled, h, table, badge, time, replace, get } = kit;
+  async function loadExecutions() {
+    if (!historyEnabled) return;
+    const query = new URLSearchParams({ limit: '50' });
+    if (state.selected) query.set('job', state.selected);
+    const asked = ++latest.executions;
+    const { executions } = await get<{ executions: Execution[] }>(`executions?${query}`);
+    if (asked !== latest.executions) return;
+    state.executions = executions;
+    renderExecutions();
+  }
+  function renderExecutions() {
+    if (!historyEnabled) {
+      replace(
+        'executions',
+        h(
+          'p',
+          { class: 'hint' },
+          'No execution history: configure tracing (postgresTracing) and the console’s executionHistory.',
+        ),
+      );
+      return;
+    }
+    const rows = state.executions.map((execution) => {
+      const started = execution.startTime ? new Date(execution.startTime).getTime() : undefined;
+      const ended = execution.completeTime ? new Date(execution.completeTime).getTime() : undefined;
+      const result = execution.success === undefined ? 'RUNNING' : execution.success ? 'SUCCESS' : 'FAILURE';
+      return h(
+        'tr',
+        { 'data-job': execution.jobName, 'data-item': String(execution.item) },
+        h('td', {}, time(execution.startTime)),
+        h('th', { scope: 'row' }, execution.jobName),
+        h('td', { class: 'num' }, execution.item),
+        h('td', {}, execution.source),
+        h('td', {}, badge(result)),
+        h('td', { class: 'num' }, started !== undefined && ended !== undefined ? `${ended - started} ms` : '–'),
+        h('td', { class: 'mono' }, execution.ip),
+        h(
+          'td',
+          { class: 'cause' },
+          execution.failureCause
+            ? h(
+                'details',
+                {},
+                h('summary', {}, execution.failureCause.split('\n')[0]),
+                h('pre', {}, execution.failureCause),
+              )
+            : '–',
+        ),
+      );
+    });
+    replace(
+      'executions',
+      table(
+        state.selected ? `Recent executions of ${state.selected}` : 'Recent executions',
+        ['Started', 'Job', 'Item', 'Source', 'Result', 'Duration', 'Server', 'Failure cause'],
+        rows,
+        'No execution recorded yet.',
+      ),
+    );
+  }
+
+  return { load: loadExecutions, render: renderExecutions };
+}
