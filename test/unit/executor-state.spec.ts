@@ -105,7 +105,7 @@ afterEach(async () => {
 
 /** The executor is the scheduler's own; its one state field is what these tests check. */
 function executorOf(job: Job): JobExecutor {
-  return (job.scheduler as unknown as { executor: JobExecutor }).executor;
+  return (job.scheduler as unknown as { services: { executor: JobExecutor } }).services.executor;
 }
 
 function stateOf(job: Job): FiringState {
@@ -306,7 +306,7 @@ describe('the executor state machine (JobScheduler on the fake registry, fake ti
 
   it('puts a deleted instances directory back only while the config node exists, in one request', async () => {
     const job = await startJob('2026-01-01T00:00:00.500Z', { cron: '0 0 0 1 1 *' });
-    const instances = (job.scheduler as unknown as { instances: InstanceService }).instances;
+    const instances = (job.scheduler as unknown as { services: { instances: InstanceService } }).services.instances;
     const other = await job.zk.connect('ns');
     // A removal in progress: the config gone, then the instances (the job's own reaction then stops it).
     await other.remove('/job/config');

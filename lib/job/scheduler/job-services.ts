@@ -1,0 +1,142 @@
+import { Logger } from '@nestjs/common';
+import { JobConfigurationError } from '../../errors/elastic-job.errors.js';
+import type { RegistryCenter } from '../../registry/registry-center.js';
+import { CronTrigger } from '../../schedule/cron-trigger.js';
+import { ConfigService } from '../config/config.service.js';
+import { LeaderService } from '../election/leader.service.js';
+import { JobEventPublisher } from '../events/job-event-publisher.js';
+import { DataflowItemExecutor } from '../execution/dataflow-item-executor.js';
+import { ExecutionService } from '../execution/execution.service.js';
+import { JobExecutor, PREPARE_AHEAD_MS } from '../execution/job-executor.js';
+import { FailoverService } from '../failover/failover.service.js';
+import { GuaranteeService } from '../guarantee/guarantee.service.js';
+import { InstanceService } from '../instance/instance.service.js';
+import type { JobContext } from '../job-context.js';
+import { buildInstanceId, JobNodePath } from '../paths.js';
+import { JobPlugins } from '../plugins/job-plugins.js';
+import { ClusterChangeReactions } from '../reaction/cluster-change-reactions.js';
+import { CoordinationEventWatcher } from '../reaction/coordination-event-watcher.js';
+import { ReconcileService } from '../reconcile/reconcile.service.js';
+import { ServerService } from '../server/server.service.js';
+import { ShardingService } from '../sharding/sharding.service.js';
+import { JobNodeStorage } from '../storage/job-node-storage.js';
+import type { JobDefinition, JobIdentity, JobSchedulerSettings } from './job-definition.js';
+
+/** One job's coordination services on this instance (ElasticJob's kernel/internal services of one job). */
+export interface JobServices {
+  readonly ctx: JobContext;
+  readonly config: ConfigService;
+  readonly servers: ServerService;
+  readonly instances: InstanceService;
+  readonly leader: LeaderService;
+  readonly execution: ExecutionService;
+  readonly sharding: ShardingService;
+  readonly failover: FailoverService;
+  readonly reconcile: ReconcileService;
+  readonly executor: JobExecutor;
+  readonly guarantee: GuaranteeService;
+  readonly coordinationEvents: CoordinationEventWatcher;
+  /** The firing loop: the cron fires the executor (its firings prepared PREPARE_AHEAD_MS before the instant). */
+  readonly trigger: CronTrigger;
+  readonly reactions: ClusterChangeReactions;
+}
+
+/** What the services call back into the job's scheduler for. */
+export interface JobServiceHooks {
+  /** Reconcile's look at this instance's own nodes. */
+  checkOwnNodes(): Promise<void>;
+  /** This instance's `instances/{id}` node was deleted. */
+  onOwnInstanceDeleted(): Promise<void>;
+}
+
+/** The wiring of one job's services (and its firing loop), each given what it needs and no more. */
+export function wireJobServices(
+  definition: JobDefinition,
+  registry: RegistryCenter,
+  identity: JobIdentity,
+  settings: JobSchedulerSettings,
+  hooks: JobServiceHooks,
+): JobServices {
+  const { jobName } = definition.config;
+  const paths = new JobNodePath(jobName);
+  const logger = new Logger(`ElasticJob:${jobName}`);
+  const instanceId = buildInstanceId(identity.ip, identity.pid);
+  const ctx: JobContext = {
+    jobName,
+    paths,
+    connection: registry,
+    logger,
+    storage: new JobNodeStorage(registry, paths, logger),
+    instanceId,
+    ip: identity.ip,
+    waitTimeoutMs: settings.waitTimeoutMs,
+    plugins: new JobPlugins(logger, definition.plugins, definition.handler),
+    events: new JobEventPublisher(settings.eventSink, { jobName, instanceId, ip: identity.ip }),
+  };
+  const config = new ConfigService(ctx, definition.config, definition.owner);
+  const servers = new ServerService(ctx);
+  const instances = new InstanceService(ctx, servers);
+  const leader = new LeaderService(ctx, servers, () => instances.isLocalInstanceOnline());
+  const execution = new ExecutionService(ctx, instances);
+  const sharding = new ShardingService(ctx, leader, servers, instances, execution);
+  const failover = new FailoverService(ctx, servers, instances);
+  const reconcile = new ReconcileService(
+    ctx,
+    config,
+    leader,
+    sharding,
+    () => hooks.checkOwnNodes(),
+    settings.reconcileMinuteMs,
+  );
+  const type = definition.type ?? 'SIMPLE';
+  const itemExecutor = definition.dataflow
+    ? new DataflowItemExecutor(definition.dataflow.handler, definition.dataflow.streaming, () =>
+        sharding.isNeedSharding(),
+      )
+    : ctx.plugins.itemExecutor(type);
+  if (!itemExecutor)
+    throw new JobConfigurationError(
+      jobName,
+      'type',
+      `'${type}' is not a job type; one of: ${ctx.plugins.names().itemExecutors.join(', ')}`,
+    );
+  const executor = new JobExecutor(
+    ctx,
+    config,
+    sharding,
+    execution,
+    failover,
+    itemExecutor,
+    settings.itemInterceptors,
+    definition.maxConcurrentItems,
+  );
+  ctx.events.follow(executor.events);
+  const trigger = new CronTrigger(
+    definition.config.cron,
+    definition.config.timeZone,
+    (at) => executor.fire(at.getTime()),
+    PREPARE_AHEAD_MS,
+  );
+  const reactions = new ClusterChangeReactions(ctx, config, leader, servers, instances, sharding, failover, execution, {
+    onScheduleChange: (changed) => trigger.reschedule(changed.cron, changed.timeZone),
+    onTrigger: (jobParameter) => executor.trigger(jobParameter),
+    onFailoverWaiting: () => executor.failoverIfNecessary(),
+    onOwnInstanceDeleted: () => hooks.onOwnInstanceDeleted(),
+  });
+  return {
+    ctx,
+    config,
+    servers,
+    instances,
+    leader,
+    execution,
+    sharding,
+    failover,
+    reconcile,
+    executor,
+    guarantee: new GuaranteeService(ctx, servers),
+    coordinationEvents: new CoordinationEventWatcher(ctx, config, leader, sharding),
+    trigger,
+    reactions,
+  };
+}
