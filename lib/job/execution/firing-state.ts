@@ -15,15 +15,20 @@ export type QueuedFiring = 'TRIGGER' | 'FAILOVER';
  *   overlap), so its misfire loop runs the items once more. `queued`: one more firing to start when it ends.
  * - STOPPED: no firing starts again; `draining` is the firing that was running when it stopped, if any. `halted`:
  *   why items may not even start any more (an operator's shutdown: peers may already run them).
+ * IDLE and FIRING are `rejoining` from a session lost until this instance has re-registered on the new one: no item
+ * starts meanwhile, as ElasticJob pauses its jobs on LOST and resumes them after re-registering
+ * (RegistryCenterConnectionStateListener in ElasticJob's source): the cache may still show as ours items a peer took
+ * over when our instance node went. A firing may be running when the session goes: it keeps running, rejoining.
  */
 export type FiringState =
-  | { readonly phase: 'IDLE'; readonly missed: boolean }
+  | { readonly phase: 'IDLE'; readonly missed: boolean; readonly rejoining?: true }
   | {
       readonly phase: 'FIRING';
       readonly source: FiringSource;
       readonly done: Promise<void>;
       readonly missed: boolean;
       readonly queued: QueuedFiring | undefined;
+      readonly rejoining?: true;
     }
   | { readonly phase: 'STOPPED'; readonly draining: Promise<void> | undefined; readonly halted?: string };
 

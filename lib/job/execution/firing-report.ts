@@ -1,0 +1,88 @@
+import type { JobContext } from '../job-context.js';
+import { describeItems } from '../../util/item-list.js';
+import type { ExecutionEventMap, ExecutionEvents } from './execution-events.js';
+import type { FiringSource } from './firing-state.js';
+
+type SkipReason = ExecutionEventMap['firing-skipped']['reason'];
+export type FiringStarted = ExecutionEventMap['firing-started'];
+export type ItemStarted = ExecutionEventMap['item-started'];
+
+/**
+ * How a job's firings are told (the execution events, never awaited, and their log lines): a firing skipped and
+ * why, started and completed; an item started and completed; and the overlaps of a job slower than its cron, said
+ * at most once a minute.
+ */
+export class FiringReport {
+  /** When the overlap line was last logged at log level, and how many since went to debug. */
+  private overlapLog = { at: -Infinity, suppressed: 0 };
+
+  constructor(
+    private readonly ctx: JobContext,
+    readonly events: ExecutionEvents,
+  ) {}
+
+  base(source: FiringSource): { jobName: string; instanceId: string; source: FiringSource } {
+    return { jobName: this.ctx.jobName, instanceId: this.ctx.instanceId, source };
+  }
+
+  skipped(source: FiringSource, reason: SkipReason, items: number[]): void {
+    this.events.emit('firing-skipped', { ...this.base(source), reason, items });
+  }
+
+  /** The firing's start, made when its items are known (told by firingStarted, once they start). */
+  starting(source: FiringSource, taskId: string, items: number[]): FiringStarted {
+    return { ...this.base(source), taskId, items, startTime: new Date() };
+  }
+
+  firingStarted(started: FiringStarted): void {
+    this.ctx.logger.debug(`${started.source} firing: items [${describeItems(started.items)}] starting`);
+    this.events.emit('firing-started', started);
+  }
+
+  firingCompleted(started: FiringStarted, success: boolean): void {
+    const completed = { ...started, completeTime: new Date(), success };
+    this.ctx.logger.debug(
+      `${started.source} firing: items [${describeItems(started.items)}] finished in ` +
+        `${completed.completeTime.getTime() - started.startTime.getTime()} ms${success ? '' : ', some failed'}`,
+    );
+    this.events.emit('firing-completed', completed);
+  }
+
+  itemStarted(source: FiringSource, taskId: string, item: number, scheduledAt: number | undefined): ItemStarted {
+    const started = {
+      ...this.base(source),
+      taskId,
+      shardingItem: item,
+      startTime: new Date(),
+      ...(scheduledAt === undefined ? {} : { scheduledTime: new Date(scheduledAt) }),
+    };
+    this.events.emit('item-started', started);
+    return started;
+  }
+
+  /** The item's end: a success, or its failure with the cause. */
+  itemCompleted(started: ItemStarted, failure?: { cause: unknown }): void {
+    this.events.emit('item-completed', {
+      ...started,
+      completeTime: new Date(),
+      success: failure === undefined,
+      ...(failure === undefined ? {} : { failureCause: failure.cause }),
+    });
+  }
+
+  /**
+   * A job slower than its cron overlaps at every instant: said at most once a minute (with how many since), the
+   * rest at debug level.
+   */
+  overlap(): void {
+    const now = Date.now();
+    if (now - this.overlapLog.at >= 60_000) {
+      const since = this.overlapLog.suppressed > 0 ? ` (${this.overlapLog.suppressed} more in the last minute)` : '';
+      this.ctx.logger.log(`the previous firing is still running: this one is a misfire${since}`);
+      this.overlapLog = { at: now, suppressed: 0 };
+    } else {
+      this.overlapLog.suppressed++;
+      this.ctx.logger.debug('the previous firing is still running: this one is a misfire');
+    }
+  }
+}

@@ -1,0 +1,113 @@
+import type { ItemInterceptor } from '../../interfaces/item-interceptor.interface.js';
+import type { JobErrorHandler } from '../../interfaces/sharded-job-options.interface.js';
+import type { ShardingContext } from '../../interfaces/sharding-context.interface.js';
+import { mapBounded } from '../../registry/request-limits.js';
+import type { JobConfiguration } from '../config/job-configuration.js';
+import type { JobContext } from '../job-context.js';
+import { parseShardingItemParameters } from '../sharding/sharding-item-parameters.js';
+import type { FiringReport } from './firing-report.js';
+import type { FiringSource } from './firing-state.js';
+import type { JobItemExecutor } from './item-executor.js';
+
+/** What a run of items came to: whether every item succeeded, and what error handlers threw (THROW). */
+export interface DispatchOutcome {
+  success: boolean;
+  handlerFailures: unknown[];
+}
+
+/**
+ * The items of a firing on this instance: each through the app's item interceptors and the job type's item executor,
+ * at most `maxConcurrentItems` at once, with a signal of its own (aborted on session loss, shutdown timeout or an
+ * operator's stop); a failure goes to the job's error handler. Every item is told started and completed.
+ */
+export class ItemDispatch {
+  /** Controllers of the items running now. */
+  private readonly running = new Map<number, AbortController>();
+
+  constructor(
+    private readonly ctx: JobContext,
+    private readonly itemExecutor: JobItemExecutor,
+    private readonly report: FiringReport,
+    /** The app's item interceptors, outermost first (shared, read at each item). */
+    private readonly interceptors: readonly ItemInterceptor[] = [],
+    /** At most this many items at once; undefined: all of a firing at once. */
+    private readonly maxConcurrentItems?: number,
+  ) {}
+
+  runningItems(): number[] {
+    return [...this.running.keys()];
+  }
+
+  get anyRunning(): boolean {
+    return this.running.size > 0;
+  }
+
+  abortAll(reason: string): void {
+    for (const controller of this.running.values()) controller.abort(new Error(reason));
+  }
+
+  /**
+   * Runs the items. One waiting its turn does not start when `refusal()` says why not (an operator halted the job
+   * here, the session was lost meanwhile: a peer may own it by now).
+   */
+  async run(
+    items: number[],
+    config: JobConfiguration,
+    firing: { source: FiringSource; taskId: string; scheduledAt: number | undefined },
+    handler: JobErrorHandler,
+    refusal: () => string | undefined,
+  ): Promise<DispatchOutcome> {
+    const parameters = parseShardingItemParameters(config.shardingItemParameters);
+    const parameterOf = (item: number): string | undefined =>
+      typeof parameters === 'string' ? undefined : parameters.get(item);
+    const outcome: DispatchOutcome = { success: true, handlerFailures: [] };
+    await mapBounded(
+      items,
+      async (item) => {
+        const refusedNow = refusal();
+        if (refusedNow !== undefined) {
+          this.ctx.logger.warn(`item ${item} not started: ${refusedNow}`);
+          return;
+        }
+        const controller = new AbortController();
+        this.running.set(item, controller);
+        const context: ShardingContext = {
+          jobName: this.ctx.jobName,
+          taskId: firing.taskId,
+          shardingTotalCount: config.shardingTotalCount,
+          jobParameter: config.jobParameter,
+          shardingItem: item,
+          shardingParameter: parameterOf(item),
+          signal: controller.signal,
+        };
+        const started = this.report.itemStarted(firing.source, firing.taskId, item, firing.scheduledAt);
+        try {
+          await this.runItem(context);
+          this.report.itemCompleted(started);
+        } catch (error) {
+          outcome.success = false;
+          this.report.itemCompleted(started, { cause: error });
+          try {
+            await handler.handleException(this.ctx.jobName, error, context);
+          } catch (handlerError) {
+            outcome.handlerFailures.push(handlerError);
+          }
+        } finally {
+          this.running.delete(item);
+        }
+      },
+      this.maxConcurrentItems ?? items.length,
+    );
+    return outcome;
+  }
+
+  /** The item through the interceptors, outermost first, then the job type's item executor. */
+  private runItem(context: ShardingContext): Promise<unknown> {
+    const call = (index: number): Promise<unknown> => {
+      const interceptor = this.interceptors[index];
+      if (!interceptor) return this.itemExecutor.execute(context);
+      return Promise.resolve().then(() => interceptor(context, () => call(index + 1)));
+    };
+    return call(0);
+  }
+}
