@@ -215,7 +215,7 @@ export class JobScheduler {
     this.ctx.logger.log(`${reason} after it stopped here`);
   }
 
-  /** Fires the job now on every live instance (job/instance/trigger-all-instances.ts); resolves with how many. */
+  /** Fires the job now on every live instance (job/trigger/trigger-all-instances.ts); resolves with how many. */
   async triggerAllInstances(jobParameter?: string): Promise<number> {
     return (await this.ctx.storage.triggerAllInstances(jobParameter)).length;
   }

@@ -1,5 +1,5 @@
 import { registryErrorCode, ServerNotFoundError } from '../errors/elastic-job.errors.js';
-import { triggerAllInstances } from '../job/instance/trigger-all-instances.js';
+import { triggerAllInstances } from '../job/trigger/trigger-all-instances.js';
 import { JobNodePath } from '../job/paths.js';
 import { SERVER_DISABLED, SERVER_ENABLED } from '../job/server/server.service.js';
 import type { RegistryCenter } from '../registry/registry-center.js';
@@ -27,7 +27,7 @@ export class JobOperateApi {
     this.read = new NamespaceReader(registry);
   }
 
-  /** Fires the job now on every online instance (job/instance/trigger-all-instances.ts); resolves with their ids. */
+  /** Fires the job now on every online instance (job/trigger/trigger-all-instances.ts); resolves with their ids. */
   async trigger(jobName: string, jobParameter?: string): Promise<string[]> {
     return triggerAllInstances(this.registry, await this.read.requireJob(jobName, 'trigger'), jobParameter);
   }

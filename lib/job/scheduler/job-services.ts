@@ -14,7 +14,14 @@ import { InstanceService } from '../instance/instance.service.js';
 import type { JobContext } from '../job-context.js';
 import { buildInstanceId, JobNodePath } from '../paths.js';
 import { JobPlugins } from '../plugins/job-plugins.js';
-import { ClusterChangeReactions } from '../reaction/cluster-change-reactions.js';
+import { RescheduleReactions } from '../config/reschedule-reactions.js';
+import { ElectionReactions } from '../election/election-reactions.js';
+import { ExecutionReactions } from '../execution/execution-reactions.js';
+import { FailoverReactions } from '../failover/failover-reactions.js';
+import { ShutdownReactions } from '../instance/shutdown-reactions.js';
+import { ClusterChangeListeners } from '../reaction/cluster-change-listeners.js';
+import { ShardingReactions } from '../sharding/sharding-reactions.js';
+import { TriggerReactions } from '../trigger/trigger-reactions.js';
 import { CoordinationEventWatcher } from '../reaction/coordination-event-watcher.js';
 import { ReconcileService } from '../reconcile/reconcile.service.js';
 import { ServerService } from '../server/server.service.js';
@@ -38,7 +45,8 @@ export interface JobServices {
   readonly coordinationEvents: CoordinationEventWatcher;
   /** The firing loop: the cron fires the executor (its firings prepared PREPARE_AHEAD_MS before the instant). */
   readonly trigger: CronTrigger;
-  readonly reactions: ClusterChangeReactions;
+  /** The reactions to the cluster's changes, one handler per concern, in the folder of its concern. */
+  readonly reactions: ClusterChangeListeners;
 }
 
 /** What the services call back into the job's scheduler for. */
@@ -117,12 +125,15 @@ export function wireJobServices(
     (at) => executor.fire(at.getTime()),
     PREPARE_AHEAD_MS,
   );
-  const reactions = new ClusterChangeReactions(ctx, config, leader, servers, instances, sharding, failover, execution, {
-    onScheduleChange: (changed) => trigger.reschedule(changed.cron, changed.timeZone),
-    onTrigger: (jobParameter) => executor.trigger(jobParameter),
-    onFailoverWaiting: () => executor.failoverIfNecessary(),
-    onOwnInstanceDeleted: () => hooks.onOwnInstanceDeleted(),
-  });
+  const reactions = new ClusterChangeListeners(ctx, [
+    new ElectionReactions(ctx, leader, servers, instances),
+    new ShardingReactions(ctx, config, leader, sharding),
+    new ExecutionReactions(ctx, config, execution),
+    new RescheduleReactions(ctx, config, (changed) => trigger.reschedule(changed.cron, changed.timeZone)),
+    new ShutdownReactions(ctx, instances, () => hooks.onOwnInstanceDeleted()),
+    new FailoverReactions(ctx, config, failover, () => executor.failoverIfNecessary()),
+    new TriggerReactions(ctx, (jobParameter) => executor.trigger(jobParameter)),
+  ]);
   return {
     ctx,
     config,

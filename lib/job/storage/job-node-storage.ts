@@ -7,7 +7,7 @@ import { mapBounded } from '../../registry/request-limits.js';
 import { registryErrorCode } from '../../errors/elastic-job.errors.js';
 import type { RegistryCenter, RegistryReads } from '../../registry/registry-center.js';
 import { descendingStringOrder } from '../../util/java-hash.js';
-import { triggerAllInstances } from '../instance/trigger-all-instances.js';
+import { triggerAllInstances } from '../trigger/trigger-all-instances.js';
 import type { JobNodePath } from '../paths.js';
 
 const utf8 = (value: string): Buffer => Buffer.from(value, 'utf8');
@@ -88,7 +88,7 @@ export class JobNodeStorage {
 
   // ------------------------------------------------------------ writes
 
-  /** ElasticJob's trigger of every online instance (instance/trigger-all-instances.ts); resolves with their ids. */
+  /** ElasticJob's trigger of every online instance (trigger/trigger-all-instances.ts); resolves with their ids. */
   triggerAllInstances(jobParameter?: string): Promise<string[]> {
     return triggerAllInstances(this.registry, this.paths, jobParameter);
   }

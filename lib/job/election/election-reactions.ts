@@ -1,0 +1,34 @@
+import type { TreeEvent } from '../../registry/tree-cache.js';
+import type { InstanceService } from '../instance/instance.service.js';
+import type { JobContext } from '../job-context.js';
+import { runReaction, type ClusterChangeHandler } from '../reaction/cluster-change-handler.js';
+import { SERVER_DISABLED, type ServerService } from '../server/server.service.js';
+import type { LeaderService } from './leader.service.js';
+
+/**
+ * ElasticJob's ElectionListenerManager: re-elect when `leader/election/instance` is deleted, or our server is
+ * enabled with no leader; abdicate when our server is disabled.
+ */
+export class ElectionReactions implements ClusterChangeHandler {
+  constructor(
+    private readonly ctx: JobContext,
+    private readonly leader: LeaderService,
+    private readonly servers: ServerService,
+    private readonly instances: InstanceService,
+  ) {}
+
+  onChange(event: TreeEvent): void {
+    const { paths, ip } = this.ctx;
+    // Only an instance that is itself online may take part: on a host running several instances the server
+    // (an IP) is available as soon as any of them is.
+    const canLead = this.servers.isEnableServer(ip) && this.instances.isLocalInstanceOnline();
+    if (event.path === paths.leaderElectionInstance && event.type === 'DELETED' && canLead)
+      runReaction(this.ctx, 'leader election', () => this.leader.electAfterLeaderLeft());
+    if (paths.serverIpOf(event.path) === ip && event.type !== 'DELETED') {
+      if (event.data === SERVER_DISABLED && this.leader.isLeader())
+        runReaction(this.ctx, 'abdication', () => this.leader.removeLeader());
+      else if (event.data !== SERVER_DISABLED && !this.leader.hasLeader() && canLead)
+        runReaction(this.ctx, 'leader election', () => this.leader.electLeader());
+    }
+  }
+}
