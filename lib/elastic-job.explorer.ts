@@ -28,7 +28,7 @@ import {
   resolveJobClass,
   resolveJobConfiguration,
 } from './job/config/job-configuration.validator.js';
-import type { JobDefinition } from './job/job-scheduler.js';
+import type { JobDefinition } from './job/scheduler/job-scheduler.js';
 
 /** What a job's declaration brings beyond its options: its handler, and for typed jobs the type's parts. */
 type DefinitionParts = Pick<JobDefinition, 'handler'> & Partial<Pick<JobDefinition, 'type' | 'dataflow'>>;

@@ -14,7 +14,7 @@ import type { ItemInterceptor } from './interfaces/item-interceptor.interface.js
 import { ELASTIC_JOB_MODULE_OPTIONS } from './elastic-job.module-definition.js';
 import { describeError, JobConfigurationError, JobNotFoundError, RegistryError } from './errors/elastic-job.errors.js';
 import type { ElasticJobModuleOptions, ZookeeperConfiguration } from './interfaces/module-options.interface.js';
-import { JobScheduler, type JobDefinition } from './job/job-scheduler.js';
+import { JobScheduler, type JobDefinition } from './job/scheduler/job-scheduler.js';
 import type { RegistryCenter } from './registry/registry-center.js';
 import { ZookeeperRegistryCenter } from './registry/zookeeper-registry-center.js';
 import { validateZookeeperOptions } from './registry/zookeeper-settings.js';

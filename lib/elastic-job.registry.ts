@@ -7,7 +7,7 @@ import {
   withinBound,
 } from './errors/elastic-job.errors.js';
 import type { ShardingContext } from './interfaces/sharding-context.interface.js';
-import { parseShardingItemParameters } from './job/sharding/sharding-item-parameters.js';
+import { parseShardingItemParameters } from './job/config/sharding-item-parameters.js';
 import { buildTaskId } from './job/paths.js';
 import { awaitConnection } from './registry/registry-center.js';
 
@@ -25,7 +25,7 @@ export interface RunJobOptions {
 import { ElasticJobOrchestrator } from './elastic-job.orchestrator.js';
 import { ElasticJobExplorer } from './elastic-job.explorer.js';
 import type { ShardedJobOptions } from './interfaces/sharded-job-options.interface.js';
-import type { JobStatus } from './job/job-scheduler.js';
+import type { JobStatus } from './job/scheduler/job-scheduler.js';
 import type { Observable } from 'rxjs';
 import { ElasticJobEventBus } from './events/elastic-job-event-bus.js';
 import type { ElasticJobEvent } from './events/elastic-job-event.types.js';

@@ -72,9 +72,9 @@ export type {
 export type { ShardingContext } from './interfaces/sharding-context.interface.js';
 export type { Wire } from './util/wire.js';
 export type { ItemInterceptor } from './interfaces/item-interceptor.interface.js';
-export type { ItemCompletion, JobHealth, JobStatus } from './job/job-scheduler.js';
+export type { ItemCompletion, JobHealth, JobStatus } from './job/scheduler/job-scheduler.js';
 export { describeCron, type CronDescription, type DescribeCronOptions } from './schedule/cron-preview.js';
-export { AVG_ALLOCATION, ODEVITY, ROUND_ROBIN } from './job/sharding/strategies/sharding-strategies.js';
+export { AVG_ALLOCATION, ODEVITY, ROUND_ROBIN } from './job/plugins/sharding-strategies.js';
 export {
   CoordinationTimeoutError,
   CronExpressionError,

@@ -12,51 +12,15 @@ import { Observable, Subject, takeUntil } from 'rxjs';
 import { describeError, JobConfigurationError, JobNotFoundError } from '../errors/elastic-job.errors.js';
 import type { ExecutionHistory, ExecutionRecord } from '../interfaces/execution-history.interface.js';
 import { ElasticJobOperator } from '../lifecycle/elastic-job-operator.js';
-import {
-  JOB_BRIEF_STATUSES,
-  type JobBriefStatus,
-  type JobServerInfo,
-  type ShardingInfo,
-} from '../lifecycle/lifecycle.types.js';
+import { JOB_BRIEF_STATUSES, type JobBriefStatus, type ShardingInfo } from '../lifecycle/lifecycle.types.js';
 import type { NamespaceChange } from '../lifecycle/namespace-watch.js';
 import { CONSOLE_OPTIONS, type ResolvedConsoleOptions } from './console-options.js';
 import { ExecutionsCheck } from './executions-check.js';
-import { JobRows, withSchedule, type ConsoleJobRow } from './job-rows.js';
+import { JobRows, withSchedule } from './job-rows.js';
+import type { ConsoleChange, ConsoleJobDetail, ConsoleJobRow, ConsoleJobsPage } from './model/console-model.js';
 import { NamespaceFollower } from './namespace-follower.js';
 
-export type { ConsoleJobRow };
-
-export interface ConsoleJobsPage {
-  total: number;
-  offset: number;
-  limit: number;
-  /** Jobs per status over the whole namespace, for the filter. */
-  counts: Record<JobBriefStatus, number>;
-  jobs: ConsoleJobRow[];
-}
-
-export interface ConsoleJobDetail {
-  job: ConsoleJobRow;
-  /** The configuration fields the page shows (no secrets are kept in a job's configuration). */
-  config: {
-    shardingItemParameters: string;
-    jobParameter: string;
-    failover: boolean;
-    misfire: boolean;
-    monitorExecution: boolean;
-    jobShardingStrategyType: string | undefined;
-    overwrite: boolean;
-  };
-  sharding: ShardingInfo[];
-  servers: JobServerInfo[];
-}
-
-/** What the page is told over its live stream. */
-export type ConsoleChange =
-  | { type: 'jobs'; jobNames: readonly string[] }
-  | { type: 'resync' }
-  | { type: 'connection'; connected: boolean }
-  | { type: 'executions' };
+export type { ConsoleChange, ConsoleJobDetail, ConsoleJobRow, ConsoleJobsPage };
 
 /**
  * The console's view of the namespace, in three parts with a state value each: the job rows (job-rows.ts: read

@@ -3,13 +3,7 @@ import type { ElasticJobOperator } from '../lifecycle/elastic-job-operator.js';
 import type { JobBriefInfo } from '../lifecycle/lifecycle.types.js';
 import { mapBounded } from '../registry/request-limits.js';
 import { upcomingFireTimes } from '../schedule/cron-preview.js';
-
-/** A row of the jobs list: ElasticJob's JobBriefInfo, with the zone and next fire time of its cron. */
-export interface ConsoleJobRow extends JobBriefInfo {
-  timeZone: string | undefined;
-  /** ISO instant; undefined for a one-off job or a cron that cannot be read. */
-  nextFireTime: string | undefined;
-}
+import type { ConsoleJobRow } from './model/console-model.js';
 
 /** Reads in flight at once when many jobs changed: the session stays free for the app's own jobs. */
 const READ_CONCURRENCY = 16;

@@ -11,8 +11,8 @@ import type { ShardedJobOptions } from '../interfaces/sharded-job-options.interf
 import type { JobConfiguration } from '../job/config/job-configuration.js';
 import { resolveJobConfiguration } from '../job/config/job-configuration.validator.js';
 import { fromConfigYaml, mergeConfigYaml, StoredConfigProblem } from '../job/config/job-configuration.yaml.js';
-import { BUILT_IN_ERROR_HANDLER_TYPES } from '../job/execution/job-error-handlers.js';
-import { BUILT_IN_SHARDING_STRATEGIES } from '../job/sharding/strategies/sharding-strategies.js';
+import { BUILT_IN_ERROR_HANDLER_TYPES } from '../job/plugins/job-error-handlers.js';
+import { BUILT_IN_SHARDING_STRATEGIES } from '../job/plugins/sharding-strategies.js';
 import type { RegistryCenter } from '../registry/registry-center.js';
 import { NamespaceReader } from './namespace-reader.js';
 import { checkJobName, checkKeys } from './operator-input.js';

@@ -6,8 +6,8 @@ import type {
   ElasticJobListenerOptions,
   ShardingContexts,
 } from '../interfaces/job-listener.interface.js';
-import type { FiringHooks } from '../job/execution/execution-events.js';
-import type { JobScheduler } from '../job/job-scheduler.js';
+import type { FiringHooks } from '../job/events/execution-events.js';
+import type { JobScheduler } from '../job/scheduler/job-scheduler.js';
 
 export const DEFAULT_DISTRIBUTE_ONCE_TIMEOUT_MS = 60_000;
 

@@ -2,7 +2,7 @@ import { Injectable } from '@nestjs/common';
 import { afterEach, describe, expect, it } from 'vitest';
 import { ElasticJobRegistry, ShardedJob } from '../../lib/index.js';
 import { resolveJobConfiguration } from '../../lib/job/config/job-configuration.validator.js';
-import { JobScheduler } from '../../lib/job/job-scheduler.js';
+import { JobScheduler } from '../../lib/job/scheduler/job-scheduler.js';
 import { appOptions, bootApp } from '../support/app.js';
 import { hold, observer, releaseAll } from '../support/resources.js';
 import { eventually, startRegistry, uniqueNamespace, zkConnect } from '../support/zk.js';

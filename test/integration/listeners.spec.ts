@@ -3,7 +3,7 @@ import { afterEach, describe, expect, it } from 'vitest';
 import { ElasticJobRegistry, ShardedJob, type ShardingContext } from '../../lib/index.js';
 import { resolveJobConfiguration } from '../../lib/job/config/job-configuration.validator.js';
 import { toConfigYaml } from '../../lib/job/config/job-configuration.yaml.js';
-import { JobScheduler } from '../../lib/job/job-scheduler.js';
+import { JobScheduler } from '../../lib/job/scheduler/job-scheduler.js';
 import type { ZookeeperRegistryCenter } from '../../lib/registry/zookeeper-registry-center.js';
 import { appOptions, bootApp } from '../support/app.js';
 import { aLaterFiringCompleted, betweenFirings, jobStorage } from '../support/jobs.js';

@@ -4,7 +4,7 @@ import { afterEach, describe, expect, it } from 'vitest';
 import { ExecutionService } from '../../lib/job/execution/execution.service.js';
 import type { JobConfiguration } from '../../lib/job/config/job-configuration.js';
 import { InstanceService } from '../../lib/job/instance/instance.service.js';
-import type { JobContext } from '../../lib/job/job-context.js';
+import type { JobContext } from '../../lib/job/context/job-context.js';
 import { JobPlugins } from '../../lib/job/plugins/job-plugins.js';
 import { JobNodePath } from '../../lib/job/paths.js';
 import { ServerService } from '../../lib/job/server/server.service.js';

@@ -1,7 +1,7 @@
 import type { TestingModule } from '@nestjs/testing';
 import { ElasticJobRegistry } from '../../lib/index.js';
 import { ElasticJobOrchestrator } from '../../lib/elastic-job.orchestrator.js';
-import type { ExecutionEvents } from '../../lib/job/execution/execution-events.js';
+import type { ExecutionEvents } from '../../lib/job/events/execution-events.js';
 import type { JobNodeStorage } from '../../lib/job/storage/job-node-storage.js';
 import type { ZookeeperRegistryCenter } from '../../lib/registry/zookeeper-registry-center.js';
 import { eventually } from './zk.js';

@@ -1,7 +1,7 @@
 import { describe, expect, it } from 'vitest';
-import type { JobContext } from '../../lib/job/job-context.js';
+import type { JobContext } from '../../lib/job/context/job-context.js';
 import { ClusterChangeListeners } from '../../lib/job/reaction/cluster-change-listeners.js';
-import type { ClusterChangeHandler } from '../../lib/job/reaction/cluster-change-handler.js';
+import type { ClusterChangeHandler } from '../../lib/job/context/cluster-change-handler.js';
 import type { TreeEvent } from '../../lib/registry/tree-cache.js';
 
 /** One handler per concern (issue 28): the listeners hand every change to each, in order, and relay the registration. */

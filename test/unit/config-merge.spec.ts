@@ -9,7 +9,7 @@ import type {
 import { ConfigService } from '../../lib/job/config/config.service.js';
 import { customPlugins, resolveJobConfiguration } from '../../lib/job/config/job-configuration.validator.js';
 import { fromConfigYaml, toConfigYaml } from '../../lib/job/config/job-configuration.yaml.js';
-import type { JobContext } from '../../lib/job/job-context.js';
+import type { JobContext } from '../../lib/job/context/job-context.js';
 import { JobNodePath } from '../../lib/job/paths.js';
 import { JobPlugins } from '../../lib/job/plugins/job-plugins.js';
 import { JobNodeStorage } from '../../lib/job/storage/job-node-storage.js';

@@ -1,6 +1,6 @@
 import { Logger } from '@nestjs/common';
 import { describe, expect, it, vi } from 'vitest';
-import { ExecutionEvents, type ExecutionEventMap } from '../../lib/job/execution/execution-events.js';
+import { ExecutionEvents, type ExecutionEventMap } from '../../lib/job/events/execution-events.js';
 
 const started: ExecutionEventMap['item-started'] = {
   jobName: 'job',

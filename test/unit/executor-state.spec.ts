@@ -3,11 +3,11 @@ import { afterEach, beforeAll, describe, expect, it, vi } from 'vitest';
 import type { ShardedJobOptions } from '../../lib/interfaces/sharded-job-options.interface.js';
 import type { ShardingContext } from '../../lib/interfaces/sharding-context.interface.js';
 import { resolveJobConfiguration } from '../../lib/job/config/job-configuration.validator.js';
-import type { ExecutionEventMap, ExecutionEventName } from '../../lib/job/execution/execution-events.js';
-import type { FiringState } from '../../lib/job/execution/firing-state.js';
-import type { JobExecutor } from '../../lib/job/execution/job-executor.js';
+import type { ExecutionEventMap, ExecutionEventName } from '../../lib/job/events/execution-events.js';
+import type { FiringState } from '../../lib/job/events/firing-state.js';
+import type { JobExecutor } from '../../lib/job/executor/job-executor.js';
 import type { InstanceService } from '../../lib/job/instance/instance.service.js';
-import { JobScheduler } from '../../lib/job/job-scheduler.js';
+import { JobScheduler } from '../../lib/job/scheduler/job-scheduler.js';
 import { FakeZookeeper, type FakeRegistryCenter } from '../support/fake-registry.js';
 
 beforeAll(() => {

@@ -2,7 +2,7 @@ import { describe, expect, it } from 'vitest';
 import { JobConfigurationError } from '../../lib/errors/elastic-job.errors.js';
 import { resolveJobClass, resolveJobConfiguration } from '../../lib/job/config/job-configuration.validator.js';
 import { fromConfigYaml, StoredConfigProblem, toConfigYaml } from '../../lib/job/config/job-configuration.yaml.js';
-import { parseShardingItemParameters } from '../../lib/job/sharding/sharding-item-parameters.js';
+import { parseShardingItemParameters } from '../../lib/job/config/sharding-item-parameters.js';
 import { JobNodePath, serverIpOfInstance } from '../../lib/job/paths.js';
 import type { ShardedJobOptions } from '../../lib/interfaces/sharded-job-options.interface.js';
 

@@ -2,7 +2,7 @@ import { Logger } from '@nestjs/common';
 import { describe, expect, it } from 'vitest';
 import type { JobErrorHandler, JobShardingStrategy } from '../../lib/interfaces/sharded-job-options.interface.js';
 import { JobPlugins } from '../../lib/job/plugins/job-plugins.js';
-import { AVG_ALLOCATION, ROUND_ROBIN } from '../../lib/job/sharding/strategies/sharding-strategies.js';
+import { AVG_ALLOCATION, ROUND_ROBIN } from '../../lib/job/plugins/sharding-strategies.js';
 
 const strategy = (type: string): JobShardingStrategy => ({ type, sharding: () => new Map() });
 const errorHandler = (type: string): JobErrorHandler => ({ type, handleException: () => undefined });

@@ -33,12 +33,15 @@ describe('the layer rule', () => {
       'lifecycle/operator.ts': "const lazy = () => import('../console/page.js');\n",
       'scheduling/cron.ts': "import { x } from '../errors/errors.js';\n",
       'errors/errors.ts': 'export const x = 1;\n',
+      'job/config/config.service.ts': "import type { Sharding } from '../sharding/sharding.service.js';\n",
+      'job/sharding/sharding.service.ts': "import type { Config } from '../config/config.service.js';\n",
     });
     expect(findLayerViolations(lib).sort()).toEqual([
-      "lib/cli/commands/jobs.command.ts: an arrow up: cli/commands/ (layer 13) may not import cli/ (layer 14) (import '../run.js')",
+      "lib/cli/commands/jobs.command.ts: an arrow up: cli/commands/ (layer 24) may not import cli/ (layer 25) (import '../run.js')",
       "lib/console/page.ts: integrations stay apart: console/ may not import microservices/ (import '../microservices/patterns.js')",
       "lib/events/bus.ts: an arrow up: events/ (layer 4) may not import job/ (layer 8) (import '../job/job-scheduler.js')",
-      "lib/lifecycle/operator.ts: an arrow up: lifecycle/ (layer 10) may not import console/ (layer 14) (import '../console/page.js')",
+      "lib/job/config/config.service.ts: an arrow up: job/config/ (layer 11) may not import job/sharding/ (layer 17) (import '../sharding/sharding.service.js')",
+      "lib/lifecycle/operator.ts: an arrow up: lifecycle/ (layer 21) may not import console/ (layer 25) (import '../console/page.js')",
       "lib/registry/center.ts: an arrow up: registry/ (layer 3) may not import job/ (layer 8) (import '../job/job-scheduler.js')",
       "lib/scheduling/cron.ts: scheduling/ has no layer: add it to LAYERS in tools/check-layers.mjs (import '../errors/errors.js')",
     ]);

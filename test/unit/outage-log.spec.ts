@@ -1,7 +1,7 @@
 import { Logger } from '@nestjs/common';
 import { describe, expect, it, vi } from 'vitest';
 import { DependencyUnavailableError } from '../../lib/errors/elastic-job.errors.js';
-import { builtInErrorHandler } from '../../lib/job/execution/job-error-handlers.js';
+import { builtInErrorHandler } from '../../lib/job/plugins/job-error-handlers.js';
 import { OUTAGE_REPORT_INTERVAL_MS, OutageLog } from '../../lib/util/outage-log.js';
 
 /** A dependency away: a line when it goes, a count at most once a minute, a line when it is back (issue 27). */

@@ -1,7 +1,7 @@
 import { Logger } from '@nestjs/common';
 import { afterEach, beforeAll, describe, expect, it } from 'vitest';
 import { resolveJobConfiguration } from '../../lib/job/config/job-configuration.validator.js';
-import { JobScheduler } from '../../lib/job/job-scheduler.js';
+import { JobScheduler } from '../../lib/job/scheduler/job-scheduler.js';
 import type { TransactionOp } from '../../lib/registry/registry.types.js';
 import { FakeZookeeper, type FakeRegistryCenter } from '../support/fake-registry.js';
 

@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { AVG_ALLOCATION, ODEVITY, ROUND_ROBIN } from '../../lib/job/sharding/strategies/sharding-strategies.js';
+import { AVG_ALLOCATION, ODEVITY, ROUND_ROBIN } from '../../lib/job/plugins/sharding-strategies.js';
 import { validateShardingResult } from '../../lib/job/sharding/sharding.service.js';
 import type { JobInstance } from '../../lib/interfaces/sharded-job-options.interface.js';
 import { javaAbs, javaStringHashCode } from '../../lib/util/java-hash.js';

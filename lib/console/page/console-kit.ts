@@ -1,7 +1,7 @@
 /// <reference lib="dom" />
 import type { ExecutionRecord } from '../../interfaces/execution-history.interface.js';
 import type { JobBriefStatus, ServerBriefInfo } from '../../lifecycle/lifecycle.types.js';
-import type { ConsoleJobDetail, ConsoleJobsPage } from '../console-state.service.js';
+import type { ConsoleJobDetail, ConsoleJobsPage } from '../model/console-model.js';
 import type { Wire } from '../../util/wire.js';
 
 /**

@@ -1,5 +1,5 @@
 /// <reference lib="dom" />
-import type { ConsoleJobDetail } from '../console-state.service.js';
+import type { ConsoleJobDetail } from '../model/console-model.js';
 import type { Wire } from '../../util/wire.js';
 import type { ConsoleKit, ConsolePanel } from './console-kit.js';
 

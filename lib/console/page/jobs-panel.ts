@@ -1,6 +1,6 @@
 /// <reference lib="dom" />
 import type { ConsoleStatus as Status } from './console-kit.js';
-import type { ConsoleJobsPage } from '../console-state.service.js';
+import type { ConsoleJobsPage } from '../model/console-model.js';
 import type { Wire } from '../../util/wire.js';
 import type { ConsoleKit, ConsolePanel } from './console-kit.js';
 

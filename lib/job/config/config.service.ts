@@ -6,7 +6,7 @@ import {
 } from '../../errors/elastic-job.errors.js';
 import type { ShardedJobOptions } from '../../interfaces/sharded-job-options.interface.js';
 import type { TransactionOp } from '../../registry/registry.types.js';
-import type { JobContext } from '../job-context.js';
+import type { JobContext } from '../context/job-context.js';
 import type { JobConfiguration } from './job-configuration.js';
 import { resolveJobConfiguration } from './job-configuration.validator.js';
 import {

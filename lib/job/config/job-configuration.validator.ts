@@ -9,9 +9,9 @@ import { MAX_NODE_DATA_BYTES } from '../../registry/request-limits.js';
 import { expandCronPreset, normalizeCron, validateCron, validateTimeZone } from '../../schedule/cron-expression.js';
 import { CronDialectError, fromQuartzCron, toQuartzCron } from '../../schedule/quartz-cron.js';
 import { withFireTimes } from '../../schedule/cron-preview.js';
-import { BUILT_IN_SHARDING_STRATEGIES } from '../sharding/strategies/sharding-strategies.js';
-import { formatShardingItemParameters, parseShardingItemParameters } from '../sharding/sharding-item-parameters.js';
-import { BUILT_IN_ERROR_HANDLER_TYPES } from '../execution/job-error-handlers.js';
+import { BUILT_IN_SHARDING_STRATEGIES } from '../plugins/sharding-strategies.js';
+import { formatShardingItemParameters, parseShardingItemParameters } from './sharding-item-parameters.js';
+import { BUILT_IN_ERROR_HANDLER_TYPES } from '../plugins/job-error-handlers.js';
 import { JOB_DEFAULTS, typeName, type JobConfiguration } from './job-configuration.js';
 import { toConfigYaml } from './job-configuration.yaml.js';
 

@@ -1,7 +1,7 @@
 import type { TreeEvent } from '../../registry/tree-cache.js';
 import { describeNextFirings } from '../../schedule/cron-preview.js';
-import type { JobContext } from '../job-context.js';
-import type { ClusterChangeHandler } from '../reaction/cluster-change-handler.js';
+import type { JobContext } from '../context/job-context.js';
+import type { ClusterChangeHandler } from '../context/cluster-change-handler.js';
 import type { ConfigService } from './config.service.js';
 import type { JobConfiguration } from './job-configuration.js';
 

@@ -1,7 +1,7 @@
 import type { TreeEvent } from '../../registry/tree-cache.js';
 import type { InstanceService } from '../instance/instance.service.js';
-import type { JobContext } from '../job-context.js';
-import { runReaction, type ClusterChangeHandler } from '../reaction/cluster-change-handler.js';
+import type { JobContext } from '../context/job-context.js';
+import { runReaction, type ClusterChangeHandler } from '../context/cluster-change-handler.js';
 import { SERVER_DISABLED, type ServerService } from '../server/server.service.js';
 import type { LeaderService } from './leader.service.js';
 

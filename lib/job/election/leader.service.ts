@@ -1,4 +1,4 @@
-import type { JobContext } from '../job-context.js';
+import type { JobContext } from '../context/job-context.js';
 import type { ServerService } from '../server/server.service.js';
 
 /**

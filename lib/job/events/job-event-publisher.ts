@@ -1,8 +1,8 @@
 import { randomUUID } from 'node:crypto';
 import { hostname } from 'node:os';
-import type { ExecutionEvents } from '../execution/execution-events.js';
+import type { ExecutionEvents } from './execution-events.js';
 import { buildTaskId } from '../paths.js';
-import type { FiringSource } from '../execution/firing-state.js';
+import type { FiringSource } from './firing-state.js';
 import type {
   ElasticJobEvent,
   ElasticJobEventOf,

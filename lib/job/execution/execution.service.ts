@@ -4,7 +4,7 @@ import { nodeNameProblem } from '../../registry/zookeeper-names.js';
 import { mapBounded } from '../../registry/request-limits.js';
 import type { JobConfiguration } from '../config/job-configuration.js';
 import type { InstanceService } from '../instance/instance.service.js';
-import type { JobContext } from '../job-context.js';
+import type { JobContext } from '../context/job-context.js';
 import { everyItem } from '../paths.js';
 
 /**

@@ -1,7 +1,7 @@
 import type { TreeEvent } from '../../registry/tree-cache.js';
 import type { ConfigService } from '../config/config.service.js';
-import type { JobContext } from '../job-context.js';
-import { runReaction, type ClusterChangeHandler } from '../reaction/cluster-change-handler.js';
+import type { JobContext } from '../context/job-context.js';
+import { runReaction, type ClusterChangeHandler } from '../context/cluster-change-handler.js';
 import type { FailoverService } from './failover.service.js';
 
 /**

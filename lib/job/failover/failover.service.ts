@@ -1,6 +1,6 @@
 import type { JobConfiguration } from '../config/job-configuration.js';
 import type { InstanceService } from '../instance/instance.service.js';
-import type { JobContext } from '../job-context.js';
+import type { JobContext } from '../context/job-context.js';
 import type { ServerService } from '../server/server.service.js';
 import { everyItem, serverIpOfInstance } from '../paths.js';
 

@@ -1,7 +1,7 @@
 import { CoordinationTimeoutError, describeError } from '../../errors/elastic-job.errors.js';
 import { describeItems } from '../../util/item-list.js';
 import { mapBounded } from '../../registry/request-limits.js';
-import type { JobContext } from '../job-context.js';
+import type { JobContext } from '../context/job-context.js';
 import { everyItem, serverIpOfInstance } from '../paths.js';
 import type { ServerService } from '../server/server.service.js';
 

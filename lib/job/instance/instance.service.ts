@@ -3,7 +3,7 @@ import { registryErrorCode } from '../../errors/elastic-job.errors.js';
 import type { JobInstance } from '../../interfaces/sharded-job-options.interface.js';
 import type { TransactionOp } from '../../registry/registry.types.js';
 import { serverIpOfInstance } from '../paths.js';
-import type { JobContext } from '../job-context.js';
+import type { JobContext } from '../context/job-context.js';
 import type { ServerService } from '../server/server.service.js';
 
 let lastInstanceValue: { instanceId: string; ip: string; value: string } | undefined;

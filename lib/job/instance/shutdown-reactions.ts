@@ -1,6 +1,6 @@
 import type { TreeEvent } from '../../registry/tree-cache.js';
-import type { JobContext } from '../job-context.js';
-import { runReaction, type ClusterChangeHandler } from '../reaction/cluster-change-handler.js';
+import type { JobContext } from '../context/job-context.js';
+import { runReaction, type ClusterChangeHandler } from '../context/cluster-change-handler.js';
 import type { InstanceService } from './instance.service.js';
 
 /**

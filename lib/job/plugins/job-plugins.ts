@@ -4,9 +4,9 @@ import type {
   JobErrorHandler,
   JobShardingStrategy,
 } from '../../interfaces/sharded-job-options.interface.js';
-import { BUILT_IN_ERROR_HANDLER_TYPES, builtInErrorHandler } from '../execution/job-error-handlers.js';
-import { BUILT_IN_ITEM_EXECUTORS, type JobHandler, type JobItemExecutor } from '../execution/item-executor.js';
-import { BUILT_IN_SHARDING_STRATEGIES } from '../sharding/strategies/sharding-strategies.js';
+import { BUILT_IN_ERROR_HANDLER_TYPES, builtInErrorHandler } from './job-error-handlers.js';
+import { BUILT_IN_ITEM_EXECUTORS, type JobHandler, type JobItemExecutor } from './item-executor.js';
+import { BUILT_IN_SHARDING_STRATEGIES } from './sharding-strategies.js';
 
 /**
  * The sharding strategies, error handlers and item executors one job can use, found by type name as ElasticJob

@@ -1,5 +1,5 @@
-import type { JobContext } from '../job-context.js';
-import type { ClusterChangeHandler } from './cluster-change-handler.js';
+import type { JobContext } from '../context/job-context.js';
+import type { ClusterChangeHandler } from '../context/cluster-change-handler.js';
 
 /**
  * The job's cluster-change handlers over its TreeCache: one subscription, every event handed to each handler in

@@ -1,4 +1,4 @@
-import type { JobContext } from '../job-context.js';
+import type { JobContext } from '../context/job-context.js';
 import type { LeaderService } from '../election/leader.service.js';
 import type { ShardingService } from '../sharding/sharding.service.js';
 import type { ConfigService } from '../config/config.service.js';

@@ -1,6 +1,6 @@
 import type { ConfigService } from '../config/config.service.js';
 import type { LeaderService } from '../election/leader.service.js';
-import type { JobContext } from '../job-context.js';
+import type { JobContext } from '../context/job-context.js';
 import type { ShardingService } from '../sharding/sharding.service.js';
 import { describeError } from '../../errors/elastic-job.errors.js';
 

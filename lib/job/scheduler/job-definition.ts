@@ -2,7 +2,7 @@ import type { DataflowJobHandler } from '../../interfaces/dataflow-job.interface
 import type { ItemInterceptor } from '../../interfaces/item-interceptor.interface.js';
 import type { JobConfiguration } from '../config/job-configuration.js';
 import type { JobEventSink } from '../events/job-event-publisher.js';
-import type { JobHandler } from '../execution/item-executor.js';
+import type { JobHandler } from '../plugins/item-executor.js';
 import type { CustomPlugins } from '../plugins/job-plugins.js';
 
 /** A discovered `@ShardedJob()` method, validated. */

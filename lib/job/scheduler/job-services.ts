@@ -5,13 +5,13 @@ import { CronTrigger } from '../../schedule/cron-trigger.js';
 import { ConfigService } from '../config/config.service.js';
 import { LeaderService } from '../election/leader.service.js';
 import { JobEventPublisher } from '../events/job-event-publisher.js';
-import { DataflowItemExecutor } from '../execution/dataflow-item-executor.js';
+import { DataflowItemExecutor } from '../plugins/dataflow-item-executor.js';
 import { ExecutionService } from '../execution/execution.service.js';
-import { JobExecutor, PREPARE_AHEAD_MS } from '../execution/job-executor.js';
+import { JobExecutor, PREPARE_AHEAD_MS } from '../executor/job-executor.js';
 import { FailoverService } from '../failover/failover.service.js';
 import { GuaranteeService } from '../guarantee/guarantee.service.js';
 import { InstanceService } from '../instance/instance.service.js';
-import type { JobContext } from '../job-context.js';
+import type { JobContext } from '../context/job-context.js';
 import { buildInstanceId, JobNodePath } from '../paths.js';
 import { JobPlugins } from '../plugins/job-plugins.js';
 import { RescheduleReactions } from '../config/reschedule-reactions.js';
@@ -21,6 +21,7 @@ import { FailoverReactions } from '../failover/failover-reactions.js';
 import { ShutdownReactions } from '../instance/shutdown-reactions.js';
 import { ClusterChangeListeners } from '../reaction/cluster-change-listeners.js';
 import { ShardingReactions } from '../sharding/sharding-reactions.js';
+import { triggerAllInstances } from '../trigger/trigger-all-instances.js';
 import { TriggerReactions } from '../trigger/trigger-reactions.js';
 import { CoordinationEventWatcher } from '../reaction/coordination-event-watcher.js';
 import { ReconcileService } from '../reconcile/reconcile.service.js';
@@ -47,6 +48,8 @@ export interface JobServices {
   readonly trigger: CronTrigger;
   /** The reactions to the cluster's changes, one handler per concern, in the folder of its concern. */
   readonly reactions: ClusterChangeListeners;
+  /** Fires the job now on every live instance (trigger/trigger-all-instances.ts); resolves with their ids. */
+  triggerAll(jobParameter?: string): Promise<string[]>;
 }
 
 /** What the services call back into the job's scheduler for. */
@@ -149,5 +152,6 @@ export function wireJobServices(
     coordinationEvents: new CoordinationEventWatcher(ctx, config, leader, sharding),
     trigger,
     reactions,
+    triggerAll: (jobParameter) => triggerAllInstances(registry, paths, jobParameter),
   };
 }

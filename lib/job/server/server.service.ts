@@ -1,5 +1,5 @@
 import { serverIpOfInstance } from '../paths.js';
-import type { JobContext } from '../job-context.js';
+import type { JobContext } from '../context/job-context.js';
 
 export const SERVER_ENABLED = 'ENABLED';
 export const SERVER_DISABLED = 'DISABLED';

@@ -1,8 +1,8 @@
 import type { TreeEvent } from '../../registry/tree-cache.js';
 import type { ConfigService } from '../config/config.service.js';
 import type { LeaderService } from '../election/leader.service.js';
-import type { JobContext } from '../job-context.js';
-import { runReaction, type ClusterChangeHandler } from '../reaction/cluster-change-handler.js';
+import type { JobContext } from '../context/job-context.js';
+import { runReaction, type ClusterChangeHandler } from '../context/cluster-change-handler.js';
 import type { ShardingService } from './sharding.service.js';
 
 /**

@@ -4,11 +4,11 @@ import { mapBounded } from '../../registry/request-limits.js';
 import type { JobConfiguration } from '../config/job-configuration.js';
 import type { LeaderService } from '../election/leader.service.js';
 import type { InstanceService } from '../instance/instance.service.js';
-import type { JobContext } from '../job-context.js';
+import type { JobContext } from '../context/job-context.js';
 import { everyItem } from '../paths.js';
 import type { ServerService } from '../server/server.service.js';
 import type { ExecutionService } from '../execution/execution.service.js';
-import { AVG_ALLOCATION } from './strategies/sharding-strategies.js';
+import { AVG_ALLOCATION } from '../plugins/sharding-strategies.js';
 
 /** Checks a strategy's answer: every item in [0, total) exactly once, only to given instances. */
 export function validateShardingResult(

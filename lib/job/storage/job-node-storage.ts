@@ -7,7 +7,6 @@ import { mapBounded } from '../../registry/request-limits.js';
 import { registryErrorCode } from '../../errors/elastic-job.errors.js';
 import type { RegistryCenter, RegistryReads } from '../../registry/registry-center.js';
 import { descendingStringOrder } from '../../util/java-hash.js';
-import { triggerAllInstances } from '../trigger/trigger-all-instances.js';
 import type { JobNodePath } from '../paths.js';
 
 const utf8 = (value: string): Buffer => Buffer.from(value, 'utf8');
@@ -87,11 +86,6 @@ export class JobNodeStorage {
   }
 
   // ------------------------------------------------------------ writes
-
-  /** ElasticJob's trigger of every online instance (trigger/trigger-all-instances.ts); resolves with their ids. */
-  triggerAllInstances(jobParameter?: string): Promise<string[]> {
-    return triggerAllInstances(this.registry, this.paths, jobParameter);
-  }
 
   // The writes, named by intent: replace, createOrKeep, createEphemeral, remove (one node, several, or those the
   // cache shows), removeTree and transaction (with the op builders below).

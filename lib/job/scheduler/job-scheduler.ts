@@ -1,23 +1,16 @@
-import type { RegistryCenter } from '../registry/registry-center.js';
-import { describeError } from '../errors/elastic-job.errors.js';
-import type { ExecutionEvents, FiringHooks } from './execution/execution-events.js';
-import type { JobContext } from './job-context.js';
-import type { JobDefinition, JobIdentity, JobSchedulerSettings } from './scheduler/job-definition.js';
-import {
-  healthOf,
-  isRegistered,
-  JobLifecycleHolder,
-  stopOf,
-  type JobHealth,
-  type JobStop,
-} from './scheduler/job-lifecycle.js';
-import { wireJobServices, type JobServices } from './scheduler/job-services.js';
-import { JobRegistration } from './scheduler/registration.js';
-import { RetryPolicy } from './scheduler/retry-policy.js';
-import { runTeardown, type TeardownActions, type TeardownPlan } from './scheduler/teardown-plan.js';
+import type { RegistryCenter } from '../../registry/registry-center.js';
+import { describeError } from '../../errors/elastic-job.errors.js';
+import type { ExecutionEvents, FiringHooks } from '../events/execution-events.js';
+import type { JobContext } from '../context/job-context.js';
+import type { JobDefinition, JobIdentity, JobSchedulerSettings } from './job-definition.js';
+import { healthOf, isRegistered, JobLifecycleHolder, stopOf, type JobHealth, type JobStop } from './job-lifecycle.js';
+import { wireJobServices, type JobServices } from './job-services.js';
+import { JobRegistration } from './registration.js';
+import { RetryPolicy } from './retry-policy.js';
+import { runTeardown, type TeardownActions, type TeardownPlan } from './teardown-plan.js';
 
-export type { JobDefinition, JobIdentity, JobSchedulerSettings } from './scheduler/job-definition.js';
-export type { JobHealth } from './scheduler/job-lifecycle.js';
+export type { JobDefinition, JobIdentity, JobSchedulerSettings } from './job-definition.js';
+export type { JobHealth } from './job-lifecycle.js';
 
 /** A snapshot of one job on this instance, for the public `ElasticJobRegistry`. */
 export interface JobStatus {
@@ -217,7 +210,7 @@ export class JobScheduler {
 
   /** Fires the job now on every live instance (job/trigger/trigger-all-instances.ts); resolves with how many. */
   async triggerAllInstances(jobParameter?: string): Promise<number> {
-    return (await this.ctx.storage.triggerAllInstances(jobParameter)).length;
+    return (await this.services.triggerAll(jobParameter)).length;
   }
 
   status(): JobStatus {

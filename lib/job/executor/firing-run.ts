@@ -4,14 +4,14 @@ import { describeItems } from '../../util/item-list.js';
 import type { ConfigService } from '../config/config.service.js';
 import type { JobConfiguration } from '../config/job-configuration.js';
 import type { FailoverService } from '../failover/failover.service.js';
-import type { JobContext } from '../job-context.js';
+import type { JobContext } from '../context/job-context.js';
 import { buildTaskId } from '../paths.js';
 import type { ShardingService } from '../sharding/sharding.service.js';
-import type { ExecutionService } from './execution.service.js';
+import type { ExecutionService } from '../execution/execution.service.js';
 import type { FiringHookRunner } from './firing-hooks.js';
 import type { FiringMarkers } from './firing-markers.js';
 import type { FiringReport } from './firing-report.js';
-import type { FiringSource, QueuedFiring } from './firing-state.js';
+import type { FiringSource, QueuedFiring } from '../events/firing-state.js';
 import type { DispatchOutcome, ItemDispatch } from './item-dispatch.js';
 
 /** What a firing's steps read of, and ask of, the executor's state (job-executor.ts holds it). */

@@ -1,8 +1,8 @@
 import { describeError } from '../../errors/elastic-job.errors.js';
 import type { JobConfiguration } from '../config/job-configuration.js';
 import type { FailoverService } from '../failover/failover.service.js';
-import type { JobContext } from '../job-context.js';
-import type { ExecutionService } from './execution.service.js';
+import type { JobContext } from '../context/job-context.js';
+import type { ExecutionService } from '../execution/execution.service.js';
 
 /**
  * The running markers of a firing's items (ElasticJob's registerJobBegin and registerJobCompleted,

@@ -1,9 +1,9 @@
 import type { Logger } from '@nestjs/common';
-import type { JobEventPublisher } from './events/job-event-publisher.js';
-import type { ConnectionView } from '../registry/registry-center.js';
-import type { JobNodePath } from './paths.js';
-import type { JobPlugins } from './plugins/job-plugins.js';
-import type { JobNodeStorage } from './storage/job-node-storage.js';
+import type { JobEventPublisher } from '../events/job-event-publisher.js';
+import type { ConnectionView } from '../../registry/registry-center.js';
+import type { JobNodePath } from '../paths.js';
+import type { JobPlugins } from '../plugins/job-plugins.js';
+import type { JobNodeStorage } from '../storage/job-node-storage.js';
 
 /** What every coordination service of one job shares. */
 export interface JobContext {

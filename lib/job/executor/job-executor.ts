@@ -1,16 +1,16 @@
 import type { ConfigService } from '../config/config.service.js';
-import type { JobContext } from '../job-context.js';
+import type { JobContext } from '../context/job-context.js';
 import type { ShardingService } from '../sharding/sharding.service.js';
 import type { FailoverService } from '../failover/failover.service.js';
-import type { ExecutionService } from './execution.service.js';
-import { ExecutionEvents, type FiringHooks } from './execution-events.js';
+import type { ExecutionService } from '../execution/execution.service.js';
+import { ExecutionEvents, type FiringHooks } from '../events/execution-events.js';
 import { FiringHookRunner } from './firing-hooks.js';
 import { FiringRun } from './firing-run.js';
 import { FiringMarkers } from './firing-markers.js';
 import { FiringReport } from './firing-report.js';
 import { ItemDispatch } from './item-dispatch.js';
-import { IDLE, type FiringSource, type FiringState, type QueuedFiring } from './firing-state.js';
-import type { JobItemExecutor } from './item-executor.js';
+import { IDLE, type FiringSource, type FiringState, type QueuedFiring } from '../events/firing-state.js';
+import type { JobItemExecutor } from '../plugins/item-executor.js';
 import type { ItemInterceptor } from '../../interfaces/item-interceptor.interface.js';
 import { describeItems } from '../../util/item-list.js';
 
@@ -28,7 +28,7 @@ function describeFailure(error: unknown): string {
  * runs, flag misfire and skip; write running markers; run every item concurrently through the job type's item
  * executor; remove the markers; then run the misfired items once.
  *
- * A facade: where it stands is one field, `state` (firing-state.ts, the session's rejoining included), and this class
+ * A facade: where it stands is one field, `state` (events/firing-state.ts, the session's rejoining included), and this class
  * runs the firing's steps; the items run in ItemDispatch (item-dispatch.ts), their running markers in FiringMarkers
  * (firing-markers.ts), and what happens is told by FiringReport (firing-report.ts). Around the items: awaited firing
  * hooks (the seam of job listeners).

@@ -1,7 +1,7 @@
-import type { JobContext } from '../job-context.js';
+import type { JobContext } from '../context/job-context.js';
 import { describeItems } from '../../util/item-list.js';
-import type { ExecutionEventMap, ExecutionEvents } from './execution-events.js';
-import type { FiringSource } from './firing-state.js';
+import type { ExecutionEventMap, ExecutionEvents } from '../events/execution-events.js';
+import type { FiringSource } from '../events/firing-state.js';
 
 type SkipReason = ExecutionEventMap['firing-skipped']['reason'];
 export type FiringStarted = ExecutionEventMap['firing-started'];

@@ -1,6 +1,6 @@
 import { describeError } from '../../errors/elastic-job.errors.js';
 import type { TreeEvent } from '../../registry/tree-cache.js';
-import type { JobContext } from '../job-context.js';
+import type { JobContext } from './job-context.js';
 
 /**
  * How this instance reacts to one concern's changes in the job's tree, as ElasticJob has one listener manager per

@@ -2,11 +2,11 @@ import { describeError } from '../../errors/elastic-job.errors.js';
 import type { ShardingContexts } from '../../interfaces/job-listener.interface.js';
 import type { JobConfiguration } from '../config/job-configuration.js';
 import { toExecutionSource } from '../events/job-event-publisher.js';
-import type { JobContext } from '../job-context.js';
+import type { JobContext } from '../context/job-context.js';
 import { buildTaskId } from '../paths.js';
-import { parseShardingItemParameters } from '../sharding/sharding-item-parameters.js';
-import type { FiringHooks } from './execution-events.js';
-import type { FiringSource } from './firing-state.js';
+import { parseShardingItemParameters } from '../config/sharding-item-parameters.js';
+import type { FiringHooks } from '../events/execution-events.js';
+import type { FiringSource } from '../events/firing-state.js';
 
 /**
  * The hooks awaited around every firing that runs items (the seam of job listeners), as ElasticJob calls job

@@ -3,11 +3,11 @@ import type { JobErrorHandler } from '../../interfaces/sharded-job-options.inter
 import type { ShardingContext } from '../../interfaces/sharding-context.interface.js';
 import { mapBounded } from '../../registry/request-limits.js';
 import type { JobConfiguration } from '../config/job-configuration.js';
-import type { JobContext } from '../job-context.js';
-import { parseShardingItemParameters } from '../sharding/sharding-item-parameters.js';
+import type { JobContext } from '../context/job-context.js';
+import { parseShardingItemParameters } from '../config/sharding-item-parameters.js';
 import type { FiringReport } from './firing-report.js';
-import type { FiringSource } from './firing-state.js';
-import type { JobItemExecutor } from './item-executor.js';
+import type { FiringSource } from '../events/firing-state.js';
+import type { JobItemExecutor } from '../plugins/item-executor.js';
 
 /** What a run of items came to: whether every item succeeded, and what error handlers threw (THROW). */
 export interface DispatchOutcome {

@@ -1,9 +1,9 @@
-import { javaAbs, javaStringHashCode } from '../../../util/java-hash.js';
+import { javaAbs, javaStringHashCode } from '../../util/java-hash.js';
 import type {
   JobInstance,
   JobShardingStrategy,
   ShardingStrategyType,
-} from '../../../interfaces/sharded-job-options.interface.js';
+} from '../../interfaces/sharded-job-options.interface.js';
 
 /**
  * ElasticJob's AVG_ALLOCATION: contiguous blocks of floor(total / n) in input order, the remainder one each to
