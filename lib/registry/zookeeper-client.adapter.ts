@@ -4,9 +4,12 @@ import type { ACL, Client, Event as ZkEvent, Stat } from 'node-zookeeper-client'
 import clientException from 'node-zookeeper-client/lib/Exception.js';
 import juteModule from 'node-zookeeper-client/lib/jute/index.js';
 import { AddWatchRequest } from './add-watch-request.js';
-import { AnswerQueue, corkEachTick, FrameReader, readNotification } from './client-io.js';
+import type { ConnectionManagerInternals, Jute, RawNotification } from './client-internals.js';
+import { streamlineIo, tapNotifications } from './client-patches.js';
 import { multiAcl, MultiRequest, type MultiOp } from './multi-request.js';
 import type { NodeData, NodeMode, NodeStat, WatchEventType } from './registry.types.js';
+
+export type { RawNotification };
 
 /**
  * The one file that imports node-zookeeper-client. Everything the library takes from the client, public API and
@@ -19,58 +22,6 @@ import type { NodeData, NodeMode, NodeStat, WatchEventType } from './registry.ty
  *
  * Paths here are full paths (namespace included); results use the library's types (registry.types.ts).
  */
-
-interface JuteRecord {
-  byteLength(): number;
-  serialize(buffer: Buffer, offset: number): number;
-  setChrootPath?(path: string): void;
-}
-interface JuteRequestHeader extends JuteRecord {
-  xid: number;
-  type: number;
-}
-interface JuteCreateRequest extends JuteRecord {
-  path: string;
-  data: Buffer;
-  acl: unknown[];
-  flags: number;
-}
-interface Jute {
-  OP_CODES: { SET_WATCHES: number; MULTI: number; ERROR: number; PING: number; CREATE: number };
-  XID_PING: number;
-  protocol: {
-    RequestHeader: new (xid?: number, type?: number) => JuteRequestHeader;
-    CreateRequest: new () => JuteCreateRequest;
-  };
-  Request: new (header: JuteRequestHeader, payload: JuteRecord | null) => { toBuffer(): Buffer };
-}
-interface RawWatcherEvent {
-  type: number;
-  path: string;
-}
-type OneShotWatcher = (event: unknown) => void;
-/** The client's one-shot watchers: an event emitter a path, in one object per kind, taken off when they fire. */
-interface WatcherManagerInternals {
-  emit(event: RawWatcherEvent): void;
-  registerDataWatcher(path: string, watcher: OneShotWatcher): void;
-  registerChildWatcher(path: string, watcher: OneShotWatcher): void;
-  registerExistenceWatcher(path: string, watcher: OneShotWatcher): void;
-  dataWatchers: Record<string, unknown>;
-  childWatchers: Record<string, unknown>;
-  existenceWatchers: Record<string, unknown>;
-}
-interface ConnectionManagerInternals {
-  queue(request: unknown, callback: (error: unknown, response?: unknown) => void): void;
-  watcherManager: WatcherManagerInternals;
-  /** The connection string's chroot (`/a` of `host:port/a`), taken off notification paths; empty without one. */
-  chrootPath?: string;
-  /** The open socket, while there is one (replaced on every reconnection). */
-  socket?: Socket;
-  onSocketData(data: Buffer): void;
-  onSocketConnected(...args: unknown[]): void;
-  /** Requests awaiting their answer, in order: only push() and shift() are used on it. */
-  pendingQueue: { push(item: unknown): number; shift(): unknown };
-}
 
 const jute = juteModule as Jute;
 /** The client's own error factory, so errors from our requests look like errors from its own. */
@@ -111,12 +62,6 @@ export function nodeAcl(digest: string | undefined): NodeAcl {
     ...(digest ? { scheme: 'auth', id: '' } : { scheme: 'world', id: 'anyone' }),
   };
   return { client: [new zookeeper.ACL(acl.permission, new zookeeper.Id(acl.scheme, acl.id))], bytes: multiAcl([acl]) };
-}
-
-/** A watch notification, full path. */
-export interface RawNotification {
-  type: WatchEventType;
-  path: string;
 }
 
 export type ClientCallback<T> = (error: unknown, result?: T) => void;
@@ -231,8 +176,8 @@ export class ZookeeperClientAdapter {
       throw error;
     }
     this.manager = internals(this.client);
-    this.streamlineIo();
-    this.tapNotifications(onNotification);
+    streamlineIo(this.manager);
+    tapNotifications(this.manager, EVENT_TYPES, onNotification);
     if (options.digest) this.client.addAuthInfo('digest', Buffer.from(options.digest, 'utf8'));
   }
 
@@ -436,82 +381,5 @@ export class ZookeeperClientAdapter {
       this.watcherWrappers.set(watcher, wrapped);
     }
     return wrapped;
-  }
-
-  /**
-   * Every notification is seen before the client's one-shot watcher manager, which ignores paths it has no
-   * one-shot watcher for and would otherwise drop those of persistent watches. It is handed only the paths that
-   * have one: it looks a path up in plain objects, which makes V8 intern every path string first, 0.8 s of CPU over
-   * the 270,000 notifications of a 10,000-job start-up where hardly any path has a one-shot watcher.
-   */
-  private tapNotifications(listener: (notification: RawNotification) => void): void {
-    const watchers = this.manager.watcherManager;
-    const emit = watchers.emit.bind(watchers);
-    /** Paths a one-shot watcher was registered on and may still be (a superset: dropped once none is left). */
-    const oneShotPaths = new Set<string>();
-    for (const kind of ['registerDataWatcher', 'registerChildWatcher', 'registerExistenceWatcher'] as const) {
-      const register = watchers[kind].bind(watchers);
-      watchers[kind] = (path: string, watcher: OneShotWatcher): void => {
-        oneShotPaths.add(path);
-        register(path, watcher);
-      };
-    }
-    watchers.emit = (event: RawWatcherEvent): void => {
-      const type = EVENT_TYPES[event.type];
-      if (type) listener({ type, path: event.path });
-      // The client throws inside its socket handler on types it does not know (5 to 7 are the watch-removed
-      // events, docs/reference/zookeeper.md §2.5): never hand it one.
-      if (event.type < 1 || event.type > 4 || !oneShotPaths.has(event.path)) return;
-      emit(event);
-      const { path } = event;
-      if (!watchers.dataWatchers[path] && !watchers.childWatchers[path] && !watchers.existenceWatchers[path])
-        oneShotPaths.delete(path);
-    };
-  }
-
-  /**
-   * Two fixes to the client's socket handling, which a 1000-job start-up profile showed costing about a fifth of
-   * the process's CPU (see client-io.ts): chunks are cut into whole frames before the client reads them, and the
-   * writes of one tick are corked. Both hook methods the client binds when it opens a socket, so they are
-   * installed before connect().
-   */
-  private streamlineIo(): void {
-    const manager = this.manager;
-    const handleFrame = manager.onSocketData;
-    const onConnected = manager.onSocketConnected;
-    let framer: FrameReader | undefined;
-    manager.onSocketConnected = function (...args: unknown[]) {
-      if (manager.socket) corkEachTick(manager.socket);
-      return onConnected.apply(manager, args);
-    };
-    manager.pendingQueue = new AnswerQueue();
-    manager.onSocketData = function (data: Buffer) {
-      const socket = manager.socket;
-      if (!framer || framer.socket !== socket) framer = new FrameReader(socket);
-      for (const frame of framer.push(data)) {
-        // A node event: read here and handed to the watcher manager as the client would (see readNotification).
-        const notification = framer.first ? undefined : readNotification(frame, manager.chrootPath);
-        if (notification) {
-          manager.watcherManager.emit(notification);
-          if (manager.socket !== socket) return; // a watcher closed or replaced the connection
-          continue;
-        }
-        // An answer to a request (xid >= 0; not the connect response, a socket's first frame) that carries an
-        // error code makes two errors, the client's and ours wrapping it; their stacks are the socket handler's,
-        // never a caller's, and capturing them cost 2.5 of 35 s of CPU in one 10,000-job start-up profile
-        // (NODE_EXISTS, NO_NODE answers). Notifications and session events keep their stacks: they reach the
-        // app's code synchronously.
-        const answer = !framer.first && frame.length >= 8 && frame.readInt32BE(4) >= 0;
-        framer.first = false;
-        const stackTraceLimit = Error.stackTraceLimit;
-        if (answer) Error.stackTraceLimit = 0;
-        try {
-          handleFrame.call(manager, frame);
-        } finally {
-          Error.stackTraceLimit = stackTraceLimit;
-        }
-        if (manager.socket !== socket) return; // the client dropped this connection on what it read
-      }
-    };
   }
 }
