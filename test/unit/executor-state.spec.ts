@@ -65,6 +65,7 @@ async function startJob(
   now: string,
   options: Partial<ShardedJobOptions> = {},
   peer?: { zk: FakeZookeeper; pid: number },
+  definition: { maxConcurrentItems?: number } = {},
 ): Promise<Job> {
   if (!peer) vi.useFakeTimers({ now: new Date(now) });
   const zk = peer?.zk ?? new FakeZookeeper();
@@ -72,7 +73,7 @@ async function startJob(
   const items = new Items();
   const config = resolveJobConfiguration({ jobName: 'job', cron: '* * * * * *', shardingTotalCount: 2, ...options });
   const scheduler = new JobScheduler(
-    { config, owner: 'Jobs.job', handler: items.handler },
+    { config, owner: 'Jobs.job', handler: items.handler, ...definition },
     registry,
     { ip: '10.0.0.1', pid: peer?.pid ?? 1 },
     {
@@ -353,6 +354,21 @@ describe('the executor state machine (JobScheduler on the fake registry, fake ti
       debug.mockRestore();
       log.mockRestore();
     }
+  });
+
+  it('a firing drained at shutdown after its session was lost starts none of its items left (peers may own them)', async () => {
+    const job = await startJob('2026-01-01T00:00:00.500Z', {}, undefined, { maxConcurrentItems: 1 });
+    job.items.hold();
+    await vi.advanceTimersByTimeAsync(500);
+    await settle(job);
+    expect(job.items.calls).toHaveLength(1); // one item runs; the other waits its turn
+    executorOf(job).sessionLost();
+    const shutdown = job.scheduler.shutdown(5_000);
+    expect(stateOf(job)).toMatchObject({ phase: 'STOPPED', rejoining: true });
+    job.items.release();
+    await settle(job);
+    await shutdown;
+    expect(job.items.calls).toHaveLength(1);
   });
 
   it('stop() during a firing: STOPPED, draining it, and nothing fires after', async () => {

@@ -15,10 +15,11 @@ export type QueuedFiring = 'TRIGGER' | 'FAILOVER';
  *   overlap), so its misfire loop runs the items once more. `queued`: one more firing to start when it ends.
  * - STOPPED: no firing starts again; `draining` is the firing that was running when it stopped, if any. `halted`:
  *   why items may not even start any more (an operator's shutdown: peers may already run them).
- * IDLE and FIRING are `rejoining` from a session lost until this instance has re-registered on the new one: no item
+ * Any phase is `rejoining` from a session lost until this instance has re-registered on the new one: no item
  * starts meanwhile, as ElasticJob pauses its jobs on LOST and resumes them after re-registering
  * (RegistryCenterConnectionStateListener in ElasticJob's source): the cache may still show as ours items a peer took
- * over when our instance node went. A firing may be running when the session goes: it keeps running, rejoining.
+ * over when our instance node went. A firing may be running when the session goes, and the job may stop before it
+ * rejoins (a firing draining at shutdown starts none of its items left).
  */
 export type FiringState =
   | { readonly phase: 'IDLE'; readonly missed: boolean; readonly rejoining?: true }
@@ -30,6 +31,11 @@ export type FiringState =
       readonly queued: QueuedFiring | undefined;
       readonly rejoining?: true;
     }
-  | { readonly phase: 'STOPPED'; readonly draining: Promise<void> | undefined; readonly halted?: string };
+  | {
+      readonly phase: 'STOPPED';
+      readonly draining: Promise<void> | undefined;
+      readonly halted?: string;
+      readonly rejoining?: true;
+    };
 
 export const IDLE: FiringState = { phase: 'IDLE', missed: false };

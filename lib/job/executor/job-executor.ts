@@ -103,12 +103,12 @@ export class JobExecutor {
 
   /** Between a session lost and the re-registration on the new one: no item starts. */
   private get rejoining(): boolean {
-    return this.state.phase !== 'STOPPED' && this.state.rejoining === true;
+    return this.state.rejoining === true;
   }
 
   private setRejoining(rejoining: boolean): void {
     const state = this.state;
-    if (state.phase === 'STOPPED' || (state.rejoining === true) === rejoining) return;
+    if ((state.rejoining === true) === rejoining) return;
     if (rejoining) this.state = { ...state, rejoining: true };
     else {
       const { rejoining: _gone, ...rest } = state;
@@ -176,7 +176,10 @@ export class JobExecutor {
   async stop(timeoutMs: number): Promise<boolean> {
     const state = this.state;
     const current = state.phase === 'FIRING' ? state.done : state.phase === 'STOPPED' ? state.draining : undefined;
-    this.state = state.phase === 'STOPPED' ? { ...state, draining: current } : { phase: 'STOPPED', draining: current };
+    this.state =
+      state.phase === 'STOPPED'
+        ? { ...state, draining: current }
+        : { phase: 'STOPPED', draining: current, ...(state.rejoining ? { rejoining: true as const } : {}) };
     if (!current) return true;
     let timer: NodeJS.Timeout | undefined;
     const finished = await Promise.race([

@@ -132,9 +132,10 @@ export function wireJobServices(
     new ElectionReactions(ctx, leader, servers, instances),
     new ShardingReactions(ctx, config, leader, sharding),
     new ExecutionReactions(ctx, config, execution),
+    // A config change is told in ElasticJob's order: item count, monitorExecution, failover, schedule.
+    new FailoverReactions(ctx, config, failover, () => executor.failoverIfNecessary()),
     new RescheduleReactions(ctx, config, (changed) => trigger.reschedule(changed.cron, changed.timeZone)),
     new ShutdownReactions(ctx, instances, () => hooks.onOwnInstanceDeleted()),
-    new FailoverReactions(ctx, config, failover, () => executor.failoverIfNecessary()),
     new TriggerReactions(ctx, (jobParameter) => executor.trigger(jobParameter)),
   ]);
   return {
