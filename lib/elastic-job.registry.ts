@@ -34,6 +34,7 @@ import type { ItemInterceptor } from './interfaces/item-interceptor.interface.js
 /** Runtime view of this instance's sharded jobs; inject it anywhere. @publicApi */
 @Injectable()
 export class ElasticJobRegistry {
+  /** @internal Nest injects it. */
   constructor(
     private readonly orchestrator: ElasticJobOrchestrator,
     private readonly eventBus: ElasticJobEventBus,
@@ -41,18 +42,18 @@ export class ElasticJobRegistry {
   ) {}
 
   /**
-   * Every event of this app's jobs on this instance, as it happens (README "Events"): items started and completed,
-   * firing status, leadership, sharding, session, failover, misfire. Filter with rxjs (`filter(e => e.type ===
-   * 'item.completed')`). Completes when the app shuts down.
+   * Every event of this app's jobs on this instance, as it happens (docs/guide/events-and-listeners.md, "Events"):
+   * items started and completed, firing status, leadership, sharding, session, failover, misfire. Filter with rxjs
+   * (`filter(e => e.type === 'item.completed')`). Completes when the app shuts down.
    */
   get events$(): Observable<ElasticJobEvent> {
     return this.eventBus.events$;
   }
 
   /**
-   * Runs every item of every job on this instance through `interceptor` (README "Item interceptors"); the first
-   * registered is the outermost. Register in `onModuleInit`, before jobs start; `runJob()` does not use them.
-   * Returns the call that removes it.
+   * Runs every item of every job on this instance through `interceptor` (docs/guide/jobs-and-sharding.md, "Item
+   * interceptors"); the first registered is the outermost. Register in `onModuleInit`, before jobs start; `runJob()`
+   * does not use them. Returns the call that removes it.
    */
   useItemInterceptor(interceptor: ItemInterceptor): () => void {
     this.orchestrator.itemInterceptors.push(interceptor);

@@ -1,3 +1,8 @@
+/**
+ * `nestjs-elastic-job`: distributed, sharded cron jobs for NestJS, coordinated through ZooKeeper with the model of
+ * Apache ElasticJob-Lite. The integrations are entry points of their own (`nestjs-elastic-job/terminus`, ...).
+ * @module nestjs-elastic-job
+ */
 export { ElasticJobModule } from './elastic-job.module.js';
 export { ELASTIC_JOB_MODULE_OPTIONS, type ElasticJobOptionsFactory } from './elastic-job.module-definition.js';
 export { ElasticJobRegistry, type RunJobOptions } from './elastic-job.registry.js';
@@ -73,6 +78,7 @@ export type { ShardingContext } from './interfaces/sharding-context.interface.js
 export type { Wire } from './util/wire.js';
 export type { ItemInterceptor } from './interfaces/item-interceptor.interface.js';
 export type { ItemCompletion, JobHealth, JobStatus } from './job/scheduler/job-scheduler.js';
+export type { JobStop } from './job/scheduler/job-lifecycle.js';
 export { describeCron, type CronDescription, type DescribeCronOptions } from './schedule/cron-preview.js';
 export { AVG_ALLOCATION, ODEVITY, ROUND_ROBIN } from './job/plugins/sharding-strategies.js';
 export {

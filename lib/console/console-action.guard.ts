@@ -2,7 +2,9 @@ import { type CanActivate, type ExecutionContext, ForbiddenException, Inject, In
 import { timingSafeEqual } from 'node:crypto';
 import { ConsoleStateService } from './console-state.service.js';
 
-/** The header the page sends its token in, and the cookie it was given beside it (README, Console, Security). */
+/**
+ * The header the page sends its token in, and the cookie it was given beside it (docs/guide/console.md, "Security").
+ */
 export const CSRF_HEADER = 'x-elastic-job-csrf';
 export const CSRF_COOKIE = 'elastic-job-csrf';
 /** What newCsrfToken() makes: 24 random bytes, base64url. */

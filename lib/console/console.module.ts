@@ -5,7 +5,7 @@ import { ConsoleStateService } from './console-state.service.js';
 import { createConsoleController } from './console.controller.js';
 
 /**
- * The web console (README, Console): a page and its JSON routes under `path` in the app's HTTP server, over the
+ * The web console (docs/guide/console.md): a page and its JSON routes under `path` in the app's HTTP server, over the
  * operator API of the app's ElasticJobModule. Import it beside `ElasticJobModule.forRoot()` in an HTTP app.
  * @publicApi
  */

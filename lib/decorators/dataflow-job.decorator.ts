@@ -4,8 +4,8 @@ import type { DataflowJobOptions } from '../interfaces/dataflow-job.interface.js
 
 /**
  * Makes a provider a dataflow job (ElasticJob's DataflowJob): it implements `fetchData(context)` and
- * `processData(context, data)`, called per sharding item per firing (README "Dataflow jobs"). Options as
- * `@ShardedJob()`'s, plus `streaming`. Validated at bootstrap.
+ * `processData(context, data)`, called per sharding item per firing (docs/guide/dataflow-one-off-runtime.md, "Dataflow
+ * jobs"). Options as `@ShardedJob()`'s, plus `streaming`. Validated at bootstrap.
  * @publicApi
  */
 export function DataflowJob(options: DataflowJobOptions): ClassDecorator {

@@ -14,7 +14,8 @@ export interface ElasticJobListener {
 
 /**
  * Makes a provider a job listener (ElasticJob's `ElasticJobListener`, or its distribute-once kind when it has
- * `beforeJobExecutedAtLastStarted` / `afterJobExecutedAtLastCompleted`). It may inject anything. README "Job listeners".
+ * `beforeJobExecutedAtLastStarted` / `afterJobExecutedAtLastCompleted`). It may inject anything.
+ * docs/guide/events-and-listeners.md, "Job listeners".
  * @publicApi
  */
 export function ElasticJobListener(options: ElasticJobListenerOptions = {}): ClassDecorator {

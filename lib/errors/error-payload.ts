@@ -13,8 +13,9 @@ import {
 } from './elastic-job.errors.js';
 
 /**
- * What a failed operator call tells a caller on every surface (README "Errors of the operator's surfaces"): the
- * same code whether it came over a message pattern (any transport), from the console, or as the CLI's exit code.
+ * What a failed operator call tells a caller on every surface (docs/operations/errors.md, "Errors of the operator's
+ * surfaces"): the same code whether it came over a message pattern (any transport), from the console, or as the CLI's
+ * exit code.
  */
 export const ELASTIC_JOB_ERROR_CODES = {
   /** An argument is malformed (a name that is no node name, an item out of range, a field of the wrong type). */

@@ -1,7 +1,7 @@
 /**
- * The events every instance emits about its jobs (README "Events"). Item and status events carry the fields of
- * ElasticJob's `JobExecutionEvent` and `JobStatusTraceEvent` (docs/reference/elasticjob.md §7), so they can be
- * stored where ElasticJob's console reads them; coordination events tell what ElasticJob only logs.
+ * The events every instance emits about its jobs (docs/guide/events-and-listeners.md, "Events"). Item and status events
+ * carry the fields of ElasticJob's `JobExecutionEvent` and `JobStatusTraceEvent` (docs/reference/elasticjob.md §7), so
+ * they can be stored where ElasticJob's console reads them; coordination events tell what ElasticJob only logs.
  */
 
 /** Why an item ran: its firing (cron or manual trigger), a misfire catch-up, or items taken over from a crashed instance. */

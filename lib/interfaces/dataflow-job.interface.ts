@@ -3,7 +3,7 @@ import type { ShardingContext } from './sharding-context.interface.js';
 
 /**
  * ElasticJob's DataflowJob: a provider decorated with `@DataflowJob()` fetches data for an item and processes it
- * (README "Dataflow jobs").
+ * (docs/guide/dataflow-one-off-runtime.md, "Dataflow jobs").
  */
 export interface DataflowJobHandler<T> {
   /** The data of this item to process now; empty (or nothing) when there is none. */

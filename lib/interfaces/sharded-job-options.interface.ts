@@ -84,7 +84,7 @@ export interface ShardedJobOptions {
    * The job's identity, stored in its root node `/{namespace}/{jobName}`: an app whose job of the same name has
    * another identity is refused (JobConflictError), as ElasticJob refuses a job of another class. Default
    * `ClassName.methodName` of the decorated method. To share a job with Java ElasticJob instances, give the Java
-   * job's fully qualified class name, e.g. `'com.acme.ReportJob'` (README, "Sharing a job with Java ElasticJob").
+   * job's fully qualified class name, e.g. `'com.acme.ReportJob'` (docs/interop-java.md).
    */
   jobClass?: string;
   /**

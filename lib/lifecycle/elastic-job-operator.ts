@@ -47,10 +47,10 @@ interface Apis {
  * - Anywhere else: `await ElasticJobOperator.connect({ serverLists, namespace })`, then `close()`.
  *
  * Every argument is checked before anything is read (names as ZooKeeper node names of a bounded length, server IPs
- * as IP addresses, items as integers; README "Errors of the operator's surfaces"): a bad one rejects with an
- * InvalidOperationError naming the call and the argument. Lookups of one job (getJobBriefInfo, getJobServersInfo,
- * getJobConfiguration) resolve undefined when it does not exist; every other call on a job that does not exist
- * rejects with a JobNotFoundError, on a server with no node where it is named with a ServerNotFoundError, and
+ * as IP addresses, items as integers; docs/operations/errors.md, "Errors of the operator's surfaces"): a bad one
+ * rejects with an InvalidOperationError naming the call and the argument. Lookups of one job (getJobBriefInfo,
+ * getJobServersInfo, getJobConfiguration) resolve undefined when it does not exist; every other call on a job that does
+ * not exist rejects with a JobNotFoundError, on a server with no node where it is named with a ServerNotFoundError, and
  * ZooKeeper trouble with a RegistryError. Nothing is written for what does not exist. @publicApi
  */
 export class ElasticJobOperator {

@@ -4,11 +4,11 @@ import { MAX_JOB_NAME_LENGTH, nodeNameProblem } from '../registry/zookeeper-name
 import type { OperationTarget } from './lifecycle.types.js';
 
 /**
- * The one check of what an operator gives (README "Errors of the operator's surfaces"): the operator API runs every
- * argument through it before it reads or writes anything, and the message patterns, the CLI and the console run
- * their fields through it too, naming them as their callers wrote them (`ip`, `--ip`, a path segment). What it refuses
- * is refused everywhere alike, with an InvalidOperationError that names the operation and the field and quotes the
- * input short (errors.quoteInput).
+ * The one check of what an operator gives (docs/operations/errors.md, "Errors of the operator's surfaces"): the
+ * operator API runs every argument through it before it reads or writes anything, and the message patterns, the CLI and
+ * the console run their fields through it too, naming them as their callers wrote them (`ip`, `--ip`, a path segment).
+ * What it refuses is refused everywhere alike, with an InvalidOperationError that names the operation and the field and
+ * quotes the input short (errors.quoteInput).
  */
 
 export { MAX_JOB_NAME_LENGTH };

@@ -23,8 +23,8 @@ export interface ElasticJobMessage {
 }
 
 /**
- * The error an `RpcException` carries back to the caller (README "Errors of the operator's surfaces"): the typed
- * error's class name, its code, and its message, bounded and naming no other job.
+ * The error an `RpcException` carries back to the caller (docs/operations/errors.md, "Errors of the operator's
+ * surfaces"): the typed error's class name, its code, and its message, bounded and naming no other job.
  */
 export type ElasticJobRpcError = ElasticJobErrorPayload;
 
@@ -85,7 +85,7 @@ function targetOf(operation: string, message: ElasticJobMessage): OperationTarge
 }
 
 /**
- * A controller answering the operator API as message patterns (README "Microservices"), over whatever transports
+ * A controller answering the operator API as message patterns (docs/guide/microservices.md), over whatever transports
  * the app is connected to: `{prefix}.jobs`, `.job`, `.sharding`, `.trigger`, `.disable`, `.enable`,
  * `.disable-item`, `.enable-item`, with payloads `{ jobName, ip?, item?, jobParameter? }` (each pattern takes only its
  * own fields, checked as the operator API checks them). Errors come back as `RpcException`s carrying

@@ -1,5 +1,8 @@
-// `nestjs-elastic-job/microservices`: the operator API as message patterns and the jobs' events through a
-// transport, in their own entry point so that apps without @nestjs/microservices never load it.
+/**
+ * `nestjs-elastic-job/microservices`: the operator API as message patterns and the jobs' events through a transport, in
+ * their own entry point so that apps without @nestjs/microservices never load it.
+ * @module nestjs-elastic-job/microservices
+ */
 export {
   ELASTIC_JOB_MESSAGE_NAMES,
   elasticJobMessagesController,

@@ -35,7 +35,7 @@ export interface TransportEventsOptions {
 const MAX_RETRY_DELAY_MS = 30_000;
 
 /**
- * Publishes the jobs' events through a Nest microservice transport (README "Microservices"): `client.emit()`,
+ * Publishes the jobs' events through a Nest microservice transport (docs/guide/microservices.md): `client.emit()`,
  * fire-and-forget, in order, never from inside a firing (a subscriber only queues). While the transport is away
  * (the broker down, the peer not listening) events wait in a bounded buffer and sending is retried with backoff;
  * what had to be dropped is counted and logged. Delivery is at least once: an emit that times out is sent again,

@@ -70,12 +70,12 @@ export interface TransportJobOptions extends ShardedJobOptions {
 }
 
 /**
- * A job whose items are done by microservice workers (README "Transport jobs"): each item of a firing is sent with
- * `client.send(pattern, item)` and its reply (or error) is the item's result. The firing, sharding, misfire and
- * failover rules are those of any job; the instance that owns an item waits for its reply, and its signal (session
- * lost, shutdown timeout) stops the wait (the worker is not told, and may still finish). The job's identity in
- * ZooKeeper is 'TRANSPORT' (as ElasticJob's typed jobs store their type), unless `jobClass` says otherwise. Returns a provider class for the `providers` of the module that
- * imports ElasticJobModule and registers the client.
+ * A job whose items are done by microservice workers (docs/guide/microservices.md, "Transport jobs"): each item of a
+ * firing is sent with `client.send(pattern, item)` and its reply (or error) is the item's result. The firing, sharding,
+ * misfire and failover rules are those of any job; the instance that owns an item waits for its reply, and its signal
+ * (session lost, shutdown timeout) stops the wait (the worker is not told, and may still finish). The job's identity in
+ * ZooKeeper is 'TRANSPORT' (as ElasticJob's typed jobs store their type), unless `jobClass` says otherwise. Returns a
+ * provider class for the `providers` of the module that imports ElasticJobModule and registers the client.
  * @publicApi
  */
 export function transportJob(options: TransportJobOptions): Type<unknown> {

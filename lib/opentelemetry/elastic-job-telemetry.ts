@@ -16,12 +16,12 @@ import type { ShardingContext } from '../interfaces/sharding-context.interface.j
 export const TELEMETRY_SCOPE = 'nestjs-elastic-job';
 
 /**
- * Metrics and spans through the OpenTelemetry API (entry point `nestjs-elastic-job/opentelemetry`, README
- * "Metrics and tracing"): a no-op until the app installs an OpenTelemetry SDK. Add it to the providers of the module
- * that imports ElasticJobModule. Instruments (names and attributes in the README):
- * item executions, item duration, firing lateness, misfires, failovers, reshards (from the jobs' events); leadership,
- * owned items, connection state and ZooKeeper requests (read when the SDK collects); and a span per item execution,
- * active while the handler runs, so that its own spans are children.
+ * Metrics and spans through the OpenTelemetry API (entry point `nestjs-elastic-job/opentelemetry`,
+ * docs/guide/health-and-metrics.md "Metrics and tracing"): a no-op until the app installs an OpenTelemetry SDK. Add it
+ * to the providers of the module that imports ElasticJobModule. Instruments (names and attributes in that page): item
+ * executions, item duration, firing lateness, misfires, failovers, reshards (from the jobs' events); leadership, owned
+ * items, connection state and ZooKeeper requests (read when the SDK collects); and a span per item execution, active
+ * while the handler runs, so that its own spans are children.
  */
 @Injectable()
 export class ElasticJobTelemetry implements OnModuleInit, OnApplicationShutdown {

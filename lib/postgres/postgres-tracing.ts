@@ -25,7 +25,7 @@ export interface PostgresTracingOptions extends TraceWriterOptions {
 const QUERY_TIMEOUT_MS = TRACE_PASS_TIMEOUT_MS;
 
 /**
- * Execution tracing into PostgreSQL, as ElasticJob's RDB tracing writes it (README "Tracing into PostgreSQL"): the
+ * Execution tracing into PostgreSQL, as ElasticJob's RDB tracing writes it (docs/guide/tracing.md): the
  * jobs' events through a TraceWriter (buffered, batched, retried, outages logged once; tracing/trace-writer.ts) into
  * ElasticJob's tables (PostgresTraceStore, the SQL in job-event-repository.ts). A firing never waits for the database.
  */

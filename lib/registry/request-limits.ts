@@ -5,7 +5,7 @@ import type { TransactionOp } from './registry.types.js';
 /**
  * ZooKeeper refuses a request larger than `jute.maxbuffer` (0xfffff bytes, 1 MiB less one, by default; ZooKeeper
  * Administrator's Guide, "Unsafe Options") by dropping the connection, and node-zookeeper-client then reports a
- * plain connection loss. Nothing we send may come near it (README, "Guarantees": the item maximum).
+ * plain connection loss. Nothing we send may come near it (docs/guide/guarantees.md: the item maximum).
  */
 const ZOOKEEPER_MAX_REQUEST_BYTES = 0xfffff;
 /** The most a node's data (or a multi request) may hold here: the limit less 48 KB for paths, ACLs and headers. */

@@ -124,7 +124,8 @@ export function withFireTimes(message: string, cron: string, timeZone: string | 
 
 /**
  * A warning for a cron written with Quartz's habits (a `?`) and a numbered day of the week: the numbers differ
- * between the dialects (README, Cron dialect), and the fire times show which day was meant. Undefined otherwise.
+ * between the dialects (docs/guide/jobs-and-sharding.md, "Cron dialect"), and the fire times show which day was meant.
+ * Undefined otherwise.
  */
 export function dayOfWeekNumberWarning(cron: string, timeZone: string | undefined): string | undefined {
   const fields = cron.trim().split(/\s+/);

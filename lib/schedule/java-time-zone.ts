@@ -3,7 +3,7 @@
  * (`JobScheduleController.parseTimeZoneString` checks the `GMT` prefix; docs/reference/elasticjob.md §1.4). This
  * library takes IANA names (Intl, cron-parser), where a fixed offset is `Etc/GMT∓H` (the sign inverted, whole
  * hours). The two meet on UTC and whole-hour offsets, translated both ways; any other IANA name is stored as it is
- * (a Java instance cannot read it: README, "Sharing a job with Java ElasticJob").
+ * (a Java instance cannot read it: docs/interop-java.md).
  */
 
 const UTC_NAMES = new Set([

@@ -15,10 +15,10 @@ export interface JobHealthDetails {
 }
 
 /**
- * A `@nestjs/terminus` health indicator (entry point `nestjs-elastic-job/terminus`, README "Health"): down when the
- * ZooKeeper session is not connected or a job is not registered as it should be (retrying or failed); up otherwise,
- * and with `enabled: false`. A job an operator shut down on this instance is reported, not counted as down: it was
- * stopped on purpose, and restarting the app would undo that.
+ * A `@nestjs/terminus` health indicator (entry point `nestjs-elastic-job/terminus`, docs/guide/health-and-metrics.md,
+ * "Health"): down when the ZooKeeper session is not connected or a job is not registered as it should be (retrying or
+ * failed); up otherwise, and with `enabled: false`. A job an operator shut down on this instance is reported, not
+ * counted as down: it was stopped on purpose, and restarting the app would undo that.
  */
 @Injectable()
 export class ElasticJobHealthIndicator {

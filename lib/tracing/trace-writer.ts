@@ -17,7 +17,7 @@ const MAX_RETRY_DELAY_MS = 30_000;
 export const TRACE_PASS_TIMEOUT_MS = 10_000;
 
 /**
- * Writes execution traces into a TraceStore without ever holding a firing up (README "Tracing into PostgreSQL"):
+ * Writes execution traces into a TraceStore without ever holding a firing up (docs/guide/tracing.md):
  * push() only appends to a buffer; a timer writes it in batches. While the store is down or failing, events wait (up
  * to `maxBufferedEvents`, then the oldest go, counted) and writing is retried with backoff; its outage is logged once
  * each way (util/outage-log.ts). An event the store refuses whatever happens is dropped alone, not with its batch.

@@ -11,11 +11,12 @@ import { eventually, uniqueNamespace, zkConnect } from '../support/zk.js';
 /**
  * The web console in a real browser (headless Chromium) against three real processes with tracing into a real
  * PostgreSQL: the page shows the owners ZooKeeper has, a click on "disable item 2" stops item 2 on the cluster and the
- * page shows it, and triggered firings appear in the executions list. The README's screenshots are taken here.
+ * page shows it, and triggered firings appear in the executions list. The screenshots of docs/guide/console.md are
+ * taken here.
  */
 
 const IPS = ['127.0.0.2', '127.0.0.3', '127.0.0.4'];
-/** The README's images are replaced only when asked (UPDATE_SCREENSHOTS=1): a test run leaves the checkout clean. */
+/** The docs' images are replaced only when asked (UPDATE_SCREENSHOTS=1): a test run leaves the checkout clean. */
 const SCREENSHOTS = process.env.UPDATE_SCREENSHOTS === '1' ? 'docs/images' : 'build/screenshots';
 let database: LocalPostgres;
 let browser: Browser;

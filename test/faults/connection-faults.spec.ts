@@ -116,7 +116,7 @@ describe('connection faults', () => {
       `silent partition: signal aborted ${victimRun.abortedAt! - frozenAt} ms after the freeze, peer took item 0 ` +
         `over ${takeover.start - frozenAt} ms after it; overlap ${overlap} ms\n`,
     );
-    // The documented window (README, Guarantees): the victim's signal aborts at most one ZooKeeper tick (200 ms
+    // The documented window (docs/guide/guarantees.md): the victim's signal aborts at most one ZooKeeper tick (200 ms
     // here) after a peer may start the item; in practice before it.
     expect(overlap).toBeLessThanOrEqual(200);
     proxies[victimIndex]!.restore();

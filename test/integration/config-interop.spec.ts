@@ -124,7 +124,7 @@ describe('the config node as Java ElasticJob reads and writes it (SnakeYAML into
     const refused = javaReads([
       `${stored(minimal)}jobClass: com.acme.ReportJob\n`, // identity lives in the job root node, never here
       stored(minimal).replace('cron: 0 0 2 * * ?', 'cron: 0 0 2 * * *'), // cron-parser's dialect, not Quartz's
-      stored({ ...minimal, timeZone: 'Europe/Berlin' }), // the documented difference (README)
+      stored({ ...minimal, timeZone: 'Europe/Berlin' }), // the documented difference (docs/interop-java.md)
     ]);
     expect(refused).toEqual([
       { error: expect.stringContaining("Unable to find property 'jobClass'") },

@@ -11,7 +11,10 @@ import { appOptions, bootApp } from '../support/app.js';
 import { hold, observer, releaseAll } from '../support/resources.js';
 import { eventually, uniqueNamespace } from '../support/zk.js';
 
-/** Dataflow jobs (README "Dataflow jobs"), ElasticJob's one-shot and streaming modes, on the real ZooKeeper. */
+/**
+ * Dataflow jobs (docs/guide/dataflow-one-off-runtime.md, "Dataflow jobs"), ElasticJob's one-shot and streaming modes,
+ * on the real ZooKeeper.
+ */
 
 afterEach(async () => {
   await releaseAll();

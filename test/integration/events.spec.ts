@@ -17,9 +17,9 @@ import { hold, observer, proxyTo, releaseAll } from '../support/resources.js';
 import { eventually, killSession, uniqueNamespace } from '../support/zk.js';
 
 /**
- * The events every instance emits (README "Events"): ElasticJob's item and status events with its fields, the
- * coordination events, delivered to `@OnElasticJobEvent()` methods and to `ElasticJobRegistry.events$`, never
- * delaying a firing, whatever a subscriber does.
+ * The events every instance emits (docs/guide/events-and-listeners.md, "Events"): ElasticJob's item and status events
+ * with its fields, the coordination events, delivered to `@OnElasticJobEvent()` methods and to
+ * `ElasticJobRegistry.events$`, never delaying a firing, whatever a subscriber does.
  */
 
 afterEach(async () => {

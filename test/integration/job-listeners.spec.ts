@@ -14,9 +14,9 @@ import { hold, observer, releaseAll } from '../support/resources.js';
 import { eventually, uniqueNamespace } from '../support/zk.js';
 
 /**
- * Job listeners as Nest providers (README "Job listeners"): ElasticJob's before/after calls in order, with its
- * ShardingContexts, and the distribute-once kind on ElasticJob's `guarantee` nodes, checked against a Java peer
- * played by the test through the same nodes (Java ElasticJob itself cannot be installed here).
+ * Job listeners as Nest providers (docs/guide/events-and-listeners.md, "Job listeners"): ElasticJob's before/after
+ * calls in order, with its ShardingContexts, and the distribute-once kind on ElasticJob's `guarantee` nodes, checked
+ * against a Java peer played by the test through the same nodes (Java ElasticJob itself cannot be installed here).
  */
 
 afterEach(async () => {

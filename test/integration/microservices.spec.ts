@@ -35,8 +35,8 @@ import { hold, releaseAll } from '../support/resources.js';
 import { eventually, uniqueNamespace } from '../support/zk.js';
 
 /**
- * The jobs reached through Nest microservice transports (README "Microservices"), over real TCP sockets between two
- * Nest applications: the scheduler answers the operator patterns and emits its events through a ClientProxy; the
+ * The jobs reached through Nest microservice transports (docs/guide/microservices.md), over real TCP sockets between
+ * two Nest applications: the scheduler answers the operator patterns and emits its events through a ClientProxy; the
  * other service sends the patterns and receives the events with @EventPattern.
  */
 

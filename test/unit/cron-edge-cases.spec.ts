@@ -2,8 +2,8 @@ import { describe, expect, it } from 'vitest';
 import { nextFireTime } from '../../lib/schedule/cron-expression.js';
 
 /**
- * Cron edge cases with fixed clocks (README "Cron dialect"): daylight-saving transitions in a time zone, the last
- * day of the month (L) and the nth weekday (#).
+ * Cron edge cases with fixed clocks (docs/guide/jobs-and-sharding.md, "Cron dialect"): daylight-saving transitions in a
+ * time zone, the last day of the month (L) and the nth weekday (#).
  */
 
 function instants(cron: string, timeZone: string | undefined, fromIso: string, count: number): string[] {

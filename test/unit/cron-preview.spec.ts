@@ -8,7 +8,7 @@ import {
   upcomingFireTimes,
 } from '../../lib/schedule/cron-preview.js';
 
-/** Messages that show a cron's next fire times (README "Cron dialect"), with fixed clocks. */
+/** Messages that show a cron's next fire times (docs/guide/jobs-and-sharding.md, "Cron dialect"), with fixed clocks. */
 
 const from = new Date('2026-11-23T10:00:00Z'); // a Monday
 

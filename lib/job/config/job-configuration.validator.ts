@@ -35,7 +35,7 @@ export function customPlugins(options: ShardedJobOptions): {
 }
 
 /**
- * The most sharding items one job may have. Measured (README, Guarantees): 10000 items shard in about 6 s and
+ * The most sharding items one job may have. Measured (docs/guide/guarantees.md): 10000 items shard in about 6 s and
  * fire within a second of the instant in 150 to 200 MB; 50000 still work at 600 MB; 100000 block the event loop
  * for seconds at a time and lose the session. The bound stays a tenfold below the count that failed.
  */
@@ -140,7 +140,7 @@ export function resolveJobConfiguration(
     fail(
       jobName,
       'shardingTotalCount',
-      `${total} is more than the ${MAX_SHARDING_TOTAL_COUNT} items one job supports (see the README's Guarantees): ` +
+      `${total} is more than the ${MAX_SHARDING_TOTAL_COUNT} items one job supports (see docs/guide/guarantees.md): ` +
         `split the work over several jobs, or give each item more of it`,
     );
   }

@@ -20,6 +20,6 @@ export interface JobContext {
   readonly waitTimeoutMs: number;
   /** Sharding strategies and error handlers by type name. */
   readonly plugins: JobPlugins;
-  /** The job's public events (README "Events"). */
+  /** The job's public events (docs/guide/events-and-listeners.md, "Events"). */
   readonly events: JobEventPublisher;
 }

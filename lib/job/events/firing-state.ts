@@ -8,7 +8,7 @@ export type FiringSource = 'CRON' | 'TRIGGER' | 'FAILOVER' | 'CATCH_UP';
 export type QueuedFiring = 'TRIGGER' | 'FAILOVER';
 
 /**
- * The executor's state, one field (docs: README "Code map"):
+ * The executor's state, one field (docs/design/code-map.md):
  * - IDLE: no firing runs. `missed`: a firing was skipped with no ZooKeeper misfire flag to show for it (no
  *   connection), run as a catch-up when the connection comes back.
  * - FIRING: one firing runs (`done` settles when it is over). `missed`: a cron instant came while it ran (an
