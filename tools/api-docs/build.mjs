@@ -1,0 +1,22 @@
+// npm run docs:api [-- --out DIR]: the API reference from the TSDoc, into docs/api/ (not committed). TypeDoc runs
+// from this folder's own install (see package.json: it needs TypeScript 6's API), installed here on first use.
+import { execFileSync } from 'node:child_process';
+import { existsSync, statSync } from 'node:fs';
+import { dirname, resolve } from 'node:path';
+import { fileURLToPath } from 'node:url';
+
+const here = dirname(fileURLToPath(import.meta.url));
+const marker = resolve(here, 'node_modules/.package-lock.json');
+if (!existsSync(marker) || statSync(marker).mtimeMs < statSync(resolve(here, 'package-lock.json')).mtimeMs) {
+  process.stderr.write('[docs:api] installing TypeDoc (npm ci in tools/api-docs)...\n');
+  execFileSync('npm', ['ci', '--no-audit', '--no-fund'], { cwd: here, stdio: 'inherit' });
+}
+const args = process.argv.slice(2);
+const outAt = args.indexOf('--out');
+const out = outAt >= 0 ? resolve(args[outAt + 1] ?? '') : resolve(here, '../../docs/api');
+execFileSync(
+  process.execPath,
+  [resolve(here, 'node_modules/typedoc/bin/typedoc'), '--options', resolve(here, 'typedoc.config.mjs'), '--out', out],
+  { cwd: here, stdio: 'inherit' },
+);
+process.stderr.write(`[docs:api] written to ${out}\n`);
