@@ -1,4 +1,5 @@
 import { defineConfig } from 'vitest/config';
+import LongestFirstSequencer from './test/support/longest-first-sequencer.js';
 
 export default defineConfig({
   // Nest's DI needs decorator metadata; vite 8's oxc transform emits it only when asked (docs/reference/nest-and-peers.md §A3).
@@ -9,9 +10,11 @@ export default defineConfig({
     testTimeout: 90_000,
     hookTimeout: 120_000,
     pool: 'forks',
-    // Two cores: cluster tests spawn several Node processes each; run files one or two at a time.
-    maxWorkers: 2,
-    sequence: { hooks: 'stack' },
+    // Five files at a time on two cores: most of a test's time is spent waiting (cron seconds, session timeouts,
+    // other processes), so the cores are about three quarters busy. Each file has its own namespace on the one
+    // ZooKeeper (fault tests start their own servers), and its timing assertions have margins measured under this load.
+    maxWorkers: 5,
+    sequence: { hooks: 'stack', sequencer: LongestFirstSequencer },
     reporters: ['default', './test/support/summary-reporter.ts'],
   },
 });

@@ -78,22 +78,25 @@ const placement = (items: readonly ShardingInfo[]) =>
 
 describe('nestjs-elastic-job CLI', () => {
   it('refuses a bad command line with exit 2 and the usage, before connecting', async () => {
-    const noCommand = await runCli([]);
+    const [noCommand, noNamespace, noZk] = await Promise.all([
+      runCli([]),
+      runCli(['jobs', '--zk', zkConnect()]),
+      runCli(['jobs', '--namespace', namespace]),
+    ]);
     expect(noCommand.code).toBe(2);
     expect(noCommand.stderr).toMatch(/no command given/);
     expect(noCommand.stderr).toMatch(/Usage: nestjs-elastic-job <command>/);
     expect(noCommand.stdout).toBe('');
 
-    const noNamespace = await runCli(['jobs', '--zk', zkConnect()]);
     expect(noNamespace.code).toBe(2);
     expect(noNamespace.stderr).toMatch(/--namespace is required/);
     expect(noNamespace.stderr).toMatch(/Commands:\n {2}jobs/);
 
-    const noZk = await runCli(['jobs', '--namespace', namespace]);
     expect(noZk.code).toBe(2);
     expect(noZk.stderr).toMatch(/--zk host:port\[,\.\.\.\] is required \(or set ZK_CONNECT\)/);
 
-    for (const [args, message] of [
+    // Each a process of its own: run side by side.
+    const refusals = [
       [['nope'], /unknown command 'nope'; commands: jobs, job, servers/],
       [['jobs', '--bogus'], /Unknown option '--bogus'/],
       [['job'], /'job' takes 1 argument, got 0; usage: job <name>/],
@@ -104,11 +107,14 @@ describe('nestjs-elastic-job CLI', () => {
       [['config', 'steady', '--set', 'description'], /--set takes key=value/],
       [['jobs', '--timeout', 'soon'], /--timeout takes milliseconds/],
       [['jobs', '--namespace', '/a'], /invalid --namespace: must be a ZooKeeper node name.*starts with '\/'/],
-    ] as const) {
-      const result = await runCli(['--zk', zkConnect(), '--namespace', namespace, ...args]);
-      expect({ args, code: result.code }).toEqual({ args, code: 2 });
-      expect(result.stderr).toMatch(message);
-    }
+    ] as const;
+    const results = await Promise.all(
+      refusals.map(([args]) => runCli(['--zk', zkConnect(), '--namespace', namespace, ...args])),
+    );
+    refusals.forEach(([args, message], index) => {
+      expect({ args, code: results[index]!.code }).toEqual({ args, code: 2 });
+      expect(results[index]!.stderr).toMatch(message);
+    });
 
     const help = await runCli(['--help']);
     expect(help.code).toBe(0);
