@@ -1,12 +1,13 @@
-import { defineConfig } from 'vitest/config';
+import { configDefaults, defineConfig } from 'vitest/config';
 import LongestFirstSequencer from './test/support/longest-first-sequencer.js';
+
+/** The tests that need no server, no process and no compiled fixture (`npm run test:fast` runs only these). */
+export const FAST_TESTS = ['test/unit/**/*.spec.ts', 'test/cli/cli-parts.spec.ts'];
 
 export default defineConfig({
   // Nest's DI needs decorator metadata; vite 8's oxc transform emits it only when asked (docs/reference/nest-and-peers.md §A3).
   oxc: { decorator: { legacy: true, emitDecoratorMetadata: true } },
   test: {
-    include: ['test/**/*.spec.ts'],
-    globalSetup: ['test/support/global-setup.ts'],
     testTimeout: 90_000,
     hookTimeout: 120_000,
     pool: 'forks',
@@ -14,7 +15,24 @@ export default defineConfig({
     // other processes), so the cores are about three quarters busy. Each file has its own namespace on the one
     // ZooKeeper (fault tests start their own servers), and its timing assertions have margins measured under this load.
     maxWorkers: 5,
+    // A worker runs file after file in one process, loading Nest and lib/ once: every file cleans up what it starts
+    // (apps, sessions, processes, spies, fake timers) in its hooks, so nothing carries over. Per-file processes
+    // cost a third of the suite's CPU.
+    isolate: false,
     sequence: { hooks: 'stack', sequencer: LongestFirstSequencer },
     reporters: ['default', './test/support/summary-reporter.ts'],
+    projects: [
+      {
+        extends: true,
+        test: {
+          name: 'real',
+          include: ['test/**/*.spec.ts'],
+          exclude: [...configDefaults.exclude, ...FAST_TESTS],
+          // One ZooKeeper for the run, and the fixtures child processes run compiled (test/support/global-setup.ts).
+          globalSetup: ['test/support/global-setup.ts'],
+        },
+      },
+      { extends: true, test: { name: 'fast', include: FAST_TESTS } },
+    ],
   },
 });

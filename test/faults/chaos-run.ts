@@ -193,7 +193,11 @@ export function chaosSuite(fixedSeed: number): void {
         }
 
         // 3. Nothing shut itself down: every process that exited was one we killed or terminated.
-        for (const slot of slots) expect(slot.instance.child.exitCode, `instance ${slot.instance.pid}`).toBeNull();
+        for (const slot of slots) {
+          const { instance } = slot;
+          const said = () => `instance ${instance.pid}: ${instance.lines.slice(-30).join('\n')}\n${instance.stderr}`;
+          expect(instance.child.exitCode, said()).toBeNull();
+        }
       },
       DURATION_MS + 120_000,
     );

@@ -1,8 +1,13 @@
 import { spawn, type ChildProcess } from 'node:child_process';
 
 /** A child process whose stdout lines can be awaited (event-driven, bounded). */
+/** How much of a process's stderr is kept, to show when it exits unexpectedly. */
+const STDERR_KEPT = 8192;
+
 export class LineProcess {
   readonly lines: string[] = [];
+  /** The end of what the process wrote to stderr (an uncaught error's stack, Node's warnings). */
+  stderr = '';
   private readonly waiters = new Set<() => void>();
   readonly child: ChildProcess;
   readonly exited: Promise<number | null>;
@@ -23,6 +28,7 @@ export class LineProcess {
     };
     this.child.stdout?.on('data', onChunk);
     this.child.stderr?.on('data', (chunk: Buffer) => {
+      this.stderr = (this.stderr + chunk.toString('utf8')).slice(-STDERR_KEPT);
       if (echo) process.stderr.write(chunk);
     });
     this.exited = new Promise((resolve) =>
