@@ -1,21 +1,18 @@
 import { Injectable, Logger } from '@nestjs/common';
 import type { TestingModule } from '@nestjs/testing';
-import { afterEach, describe, expect, it, vi } from 'vitest';
+import { afterAll, describe, expect, it, vi } from 'vitest';
 import { ElasticJobRegistry, ShardedJob, type ShardingContext } from '../../lib/index.js';
 import type { ZookeeperRegistryCenter } from '../../lib/registry/zookeeper-registry-center.js';
 import { appOptions, bootApp } from '../support/app.js';
-import { hold, observer, releaseAll } from '../support/resources.js';
-import { eventually, uniqueNamespace } from '../support/zk.js';
+import { eventually, startRegistry, uniqueNamespace } from '../support/zk.js';
 
 /**
  * What operators and other tools write into a job's tree (zkCli, ElasticJob's console, ElasticJob 2.x): refused
  * whole with a log naming the node, or read as ElasticJob reads it, and never a job that silently stops.
+ *
+ * Each case boots its own app on its own namespace with its own job class, so the cases run at once: each waits on
+ * firings a second apart, and run in turn they took a minute.
  */
-
-afterEach(async () => {
-  await releaseAll();
-  vi.restoreAllMocks();
-});
 
 interface Run {
   item: number;
@@ -26,39 +23,46 @@ interface Run {
   marker: string | undefined;
 }
 
-const runs: Run[] = [];
-let watcher: ZookeeperRegistryCenter | undefined;
-
-@Injectable()
-class WatchedJob {
-  @ShardedJob({
-    jobName: 'watched',
-    cron: '* * * * * *',
-    shardingTotalCount: 2,
-    shardingItemParameters: '0=a,1=b',
-    jobParameter: 'first',
-  })
-  async run(context: ShardingContext): Promise<void> {
-    const marker = await watcher?.getData(`/watched/sharding/${context.shardingItem}/running`);
-    runs.push({
-      item: context.shardingItem,
-      at: Date.now(),
-      parameter: context.shardingParameter,
-      jobParameter: context.jobParameter,
-      marker: marker?.data.toString('utf8'),
-    });
-  }
+/** One app with its own `watched` job, the runs it made, and a session to tamper with its tree. */
+interface Fixture {
+  app: TestingModule;
+  zk: ZookeeperRegistryCenter;
+  instanceId: string;
+  runs: Run[];
+  /** Resolves once each item has run `firings` more times after `since`; returns those runs. */
+  runsAfter(since: number, firings?: number): Promise<Run[]>;
 }
 
-async function boot(
-  namespace: string,
-): Promise<{ app: TestingModule; zk: ZookeeperRegistryCenter; instanceId: string }> {
-  runs.length = 0;
-  const zk = await observer(namespace);
-  watcher = zk;
-  hold(() => (watcher = undefined));
+const release: Array<() => Promise<unknown>> = [];
+
+async function boot(namespace: string): Promise<Fixture> {
+  const runs: Run[] = [];
+  const zk = await startRegistry({ namespace });
+  release.push(() => zk.close());
+
+  @Injectable()
+  class WatchedJob {
+    @ShardedJob({
+      jobName: 'watched',
+      cron: '* * * * * *',
+      shardingTotalCount: 2,
+      shardingItemParameters: '0=a,1=b',
+      jobParameter: 'first',
+    })
+    async run(context: ShardingContext): Promise<void> {
+      const marker = await zk.getData(`/watched/sharding/${context.shardingItem}/running`);
+      runs.push({
+        item: context.shardingItem,
+        at: Date.now(),
+        parameter: context.shardingParameter,
+        jobParameter: context.jobParameter,
+        marker: marker?.data.toString('utf8'),
+      });
+    }
+  }
+
   const app = await bootApp(appOptions(namespace), [WatchedJob]);
-  hold(() => app.close());
+  release.push(() => app.close());
   const instanceId = app.get(ElasticJobRegistry).getJobStatus('watched').instanceId;
   await eventually(
     () => runs.length,
@@ -66,25 +70,33 @@ async function boot(
     10_000,
     'the first firing',
   );
-  return { app, zk, instanceId };
+  const runsAfter = async (since: number, firings = 2): Promise<Run[]> => {
+    const after = (): Run[] => runs.filter((run) => run.at > since);
+    await eventually(
+      after,
+      (list) => [0, 1].every((item) => list.filter((run) => run.item === item).length >= firings),
+      10_000,
+      `${firings} more firings of both items`,
+    );
+    return after();
+  };
+  return { app, zk, instanceId, runs, runsAfter };
 }
 
-/** Resolves once each item has run `firings` more times after `since`; returns those runs. */
-async function runsAfter(since: number, firings = 2): Promise<Run[]> {
-  const after = (): Run[] => runs.filter((run) => run.at > since);
-  await eventually(
-    after,
-    (list) => [0, 1].every((item) => list.filter((run) => run.item === item).length >= firings),
-    10_000,
-    `${firings} more firings of both items`,
-  );
-  return after();
-}
+// Spied once for the file (the cases run at once); each case reads the lines naming its own namespace.
+const errors = vi.spyOn(Logger.prototype, 'error');
+const warnings = vi.spyOn(Logger.prototype, 'warn');
+const errorLogs = (namespace: string): string[] =>
+  errors.mock.calls.map((call) => String(call[0])).filter((log) => log.includes(`/${namespace}/`));
+const warnLogs = (namespace: string): string[] =>
+  warnings.mock.calls.map((call) => String(call[0])).filter((log) => log.includes(`/${namespace}/`));
 
-const errorLogs = (): string[] => vi.mocked(Logger.prototype.error).mock.calls.map((call) => String(call[0]));
-const warnLogs = (): string[] => vi.mocked(Logger.prototype.warn).mock.calls.map((call) => String(call[0]));
+afterAll(async () => {
+  while (release.length) await release.pop()!();
+  vi.restoreAllMocks();
+});
 
-describe('a config node that is not a valid configuration', () => {
+describe.concurrent('a config node that is not a valid configuration', () => {
   const garbage: Array<[string, (stored: string) => string, string]> = [
     [
       'YAML with a syntax error (the parser used to return fragments)',
@@ -127,25 +139,24 @@ describe('a config node that is not a valid configuration', () => {
     '%s is refused whole with an error naming the node and the field; the last good config stays',
     async (_, corrupt, field) => {
       const namespace = uniqueNamespace('garbage');
-      const errors = vi.spyOn(Logger.prototype, 'error');
-      const { zk, instanceId } = await boot(namespace);
+      const { zk, instanceId, runs, runsAfter } = await boot(namespace);
       const stored = (await zk.getData('/watched/config'))!.data.toString('utf8');
       const written = Date.now();
       await zk.setData('/watched/config', Buffer.from(corrupt(stored)));
       const node = `/${namespace}/watched/config`;
       await eventually(
-        errorLogs,
+        () => errorLogs(namespace),
         (logs) => logs.some((log) => log.includes(`refusing the config node ${node}`)),
         10_000,
         'the refusal',
       );
-      const refusal = errorLogs().find((log) => log.includes(node))!;
+      const refusal = errorLogs(namespace).find((log) => log.includes(node))!;
       expect(refusal).toContain(field === 'config' ? node : `'${field}'`); // a field's refusal names the field
-      expect(errors).toHaveBeenCalledTimes(1); // once per write, not once per firing
       // Every item still runs every second, monitored (running marker), with its parameter and the job parameter.
       for (const run of await runsAfter(written, 3)) {
         expect(run).toMatchObject({ parameter: ['a', 'b'][run.item], jobParameter: 'first', marker: instanceId });
       }
+      expect(errorLogs(namespace)).toHaveLength(1); // once per write, not once per firing
       // A valid write is adopted again.
       await zk.setData('/watched/config', Buffer.from(stored.replace('jobParameter: first', 'jobParameter: second')));
       await eventually(
@@ -158,16 +169,17 @@ describe('a config node that is not a valid configuration', () => {
   );
 });
 
-describe('values other tools write', () => {
+describe.concurrent('values other tools write', () => {
   it('a server value other than DISABLED is read as enabled, as ElasticJob reads it, with a warning naming the node', async () => {
     const namespace = uniqueNamespace('server-value');
-    vi.spyOn(Logger.prototype, 'warn');
-    const { zk } = await boot(namespace);
+    const { zk, runsAfter } = await boot(namespace);
     const [ip] = (await zk.getChildren('/watched/servers'))!;
     const written = Date.now();
     await zk.setData(`/watched/servers/${ip}`, Buffer.from('WHATEVER'));
     await runsAfter(written, 3);
-    expect(warnLogs().some((log) => log.includes(`/${namespace}/watched/servers/${ip} holds 'WHATEVER'`))).toBe(true);
+    expect(
+      warnLogs(namespace).some((log) => log.includes(`/${namespace}/watched/servers/${ip} holds 'WHATEVER'`)),
+    ).toBe(true);
     // '' is how ElasticJob 2.x wrote "enabled".
     const blank = Date.now();
     await zk.setData(`/watched/servers/${ip}`, Buffer.from(''));
@@ -176,8 +188,7 @@ describe('values other tools write', () => {
 
   it('a running marker with empty data (zkCli, ElasticJob before 3.0.2) is taken over, with a warning naming it', async () => {
     const namespace = uniqueNamespace('empty-marker');
-    vi.spyOn(Logger.prototype, 'warn');
-    const { zk, instanceId } = await boot(namespace);
+    const { zk, instanceId, runsAfter } = await boot(namespace);
     // Between two firings the marker is absent: create the empty one then.
     await eventually(
       () =>
@@ -192,7 +203,9 @@ describe('values other tools write', () => {
     const written = Date.now();
     for (const run of await runsAfter(written, 3)) expect(run.marker).toBe(instanceId);
     expect(
-      warnLogs().some((log) => log.includes(`/${namespace}/watched/sharding/0/running names no instance ('')`)),
+      warnLogs(namespace).some((log) =>
+        log.includes(`/${namespace}/watched/sharding/0/running names no instance ('')`),
+      ),
     ).toBe(true);
   });
 
@@ -203,16 +216,15 @@ describe('values other tools write', () => {
     'an item assigned to %s is resharded by the leader at the next firing, with a warning naming the node',
     async (_, owner) => {
       const namespace = uniqueNamespace('stray-item');
-      vi.spyOn(Logger.prototype, 'warn');
-      const { zk, app, instanceId } = await boot(namespace);
+      const { zk, app, instanceId, runsAfter } = await boot(namespace);
       await zk.setData('/watched/sharding/1/instance', Buffer.from(owner));
       const written = Date.now();
       await runsAfter(written, 2);
       expect(app.get(ElasticJobRegistry).getJobStatus('watched').shardingItems).toEqual([0, 1]);
       expect((await zk.getData('/watched/sharding/1/instance'))?.data.toString()).toBe(instanceId);
-      expect(warnLogs().some((log) => log.includes(`/${namespace}/watched/sharding/1/instance = '${owner}'`))).toBe(
-        true,
-      );
+      expect(
+        warnLogs(namespace).some((log) => log.includes(`/${namespace}/watched/sharding/1/instance = '${owner}'`)),
+      ).toBe(true);
     },
   );
 });
