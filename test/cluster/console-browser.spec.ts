@@ -82,8 +82,14 @@ describe('web console in a browser, on a three-process cluster', () => {
     await expect.poll(() => page.locator('#live').textContent(), { timeout: 20_000 }).toBe('live');
     const open = page.getByRole('button', { name: 'Open job nightly-report' });
     await open.waitFor();
-    // Keyboard: the job opens from its focused button with Enter.
+    // Keyboard: the job opens from its focused button with Enter, also after a live update redrew the list under it.
     await open.focus();
+    await open.evaluate((element) => element.setAttribute('data-drawn-before', ''));
+    await operator.updateJobConfiguration('nightly-report', { description: 'redrawn while focused' });
+    await expect.poll(() => page.locator('#jobs-list [data-drawn-before]').count(), { timeout: 20_000 }).toBe(0);
+    expect(await page.evaluate(() => document.activeElement?.getAttribute('aria-label'))).toBe(
+      'Open job nightly-report',
+    );
     await page.keyboard.press('Enter');
     await page.locator('#detail h2', { hasText: 'nightly-report' }).waitFor();
 

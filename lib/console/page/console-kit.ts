@@ -80,8 +80,18 @@ export function consoleKit() {
   }
   function replace(id: string, ...children: Child[]) {
     const element = document.getElementById(id);
-    if (element)
-      element.replaceChildren(...children.filter((child): child is Node | string => !!child || child === ''));
+    if (!element) return;
+    // A live update redraws a panel while a keyboard user may be on one of its controls: give the focus back to the
+    // control with the same name, or it falls to the page's body and the next key press does nothing.
+    const focused = document.activeElement;
+    const name =
+      focused && element.contains(focused) ? focused.getAttribute('aria-label') || focused.textContent : null;
+    element.replaceChildren(...children.filter((child): child is Node | string => !!child || child === ''));
+    if (name === null) return;
+    const again = Array.from(element.querySelectorAll<HTMLElement>('button, a, input, select')).find(
+      (control) => (control.getAttribute('aria-label') || control.textContent) === name,
+    );
+    again?.focus();
   }
 
   // ------------------------------------------------------------------ data
