@@ -11,10 +11,10 @@ export default defineConfig({
     testTimeout: 90_000,
     hookTimeout: 120_000,
     pool: 'forks',
-    // Five files at a time on two cores: most of a test's time is spent waiting (cron seconds, session timeouts,
-    // other processes), so the cores are about three quarters busy. Each file has its own namespace on the one
+    // Six files at a time on two cores: most of a test's time is spent waiting (cron seconds, session timeouts,
+    // other processes), so the cores are about three quarters busy at five. Each file has its own namespace on the one
     // ZooKeeper (fault tests start their own servers), and its timing assertions have margins measured under this load.
-    maxWorkers: 5,
+    maxWorkers: 6,
     // A worker runs file after file in one process, loading Nest and lib/ once: every file cleans up what it starts
     // (apps, sessions, processes, spies, fake timers) in its hooks, so nothing carries over. Per-file processes
     // cost a third of the suite's CPU.
