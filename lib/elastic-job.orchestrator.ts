@@ -203,12 +203,16 @@ export class ElasticJobOrchestrator implements OnApplicationBootstrap, OnModuleD
     return registry;
   }
 
+  /** This process as ElasticJob names it: the IP (option or detected) and the pid, the same for every job. */
+  instanceIdentity(): { ip: string; pid: number } {
+    return (this.identity ??= { ip: this.options.instance?.ip ?? detectLocalIp(), pid: process.pid });
+  }
+
   /** A job's life on this instance, with the app's listeners; not registered yet. */
   private newScheduler(definition: JobDefinition): JobScheduler {
     const registry = this.createJobsSession();
     const zk = registry.settings;
-    this.identity ??= { ip: this.options.instance?.ip ?? detectLocalIp(), pid: process.pid };
-    const scheduler = new JobScheduler(definition, registry, this.identity, {
+    const scheduler = new JobScheduler(definition, registry, this.instanceIdentity(), {
       waitTimeoutMs: Math.max(10_000, 2 * zk.sessionTimeoutMilliseconds),
       baseSleepTimeMs: zk.baseSleepTimeMilliseconds,
       maxSleepTimeMs: zk.maxSleepTimeMilliseconds,

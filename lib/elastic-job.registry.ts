@@ -28,6 +28,7 @@ import type { ShardedJobOptions } from './interfaces/sharded-job-options.interfa
 import type { JobStatus } from './job/scheduler/job-scheduler.js';
 import type { Observable } from 'rxjs';
 import { ElasticJobEventBus } from './events/elastic-job-event-bus.js';
+import { buildInstanceId } from './job/paths.js';
 import type { ElasticJobEvent } from './events/elastic-job-event.types.js';
 import type { ItemInterceptor } from './interfaces/item-interceptor.interface.js';
 
@@ -40,6 +41,12 @@ export class ElasticJobRegistry {
     private readonly eventBus: ElasticJobEventBus,
     private readonly explorer: ElasticJobExplorer,
   ) {}
+
+  /** This instance's id, `{ip}@-@{pid}`, as it appears under every job's `instances/` node. */
+  get instanceId(): string {
+    const { ip, pid } = this.orchestrator.instanceIdentity();
+    return buildInstanceId(ip, pid);
+  }
 
   /**
    * Every event of this app's jobs on this instance, as it happens (docs/guide/events-and-listeners.md, "Events"):

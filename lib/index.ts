@@ -50,6 +50,7 @@ export {
   type ExecutionSource,
   type FailoverClaimedEvent,
   type FiringSkippedEvent,
+  type ConfigurationChangedEvent,
   type ItemCompletedEvent,
   type ItemStartedEvent,
   type JobExecutionEvent,

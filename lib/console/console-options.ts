@@ -22,6 +22,32 @@ export interface ElasticJobConsoleOptions {
   executionHistory?: InjectionToken;
   /** The page's title. Default `ElasticJob console`. */
   title?: string;
+  /**
+   * Who made a change, for the `config.changed` audit event and log line: given the HTTP request after the app's
+   * guard ran. Default: `request.user` as Passport and most guards leave it (a string, or its `username`, `name`,
+   * `email` or `id`); undefined when there is none.
+   */
+  auditUser?: (request: ConsoleRequest) => string | undefined;
+}
+
+/** The HTTP request an action came with, as the console reads it (Express and Fastify requests both fit). */
+export interface ConsoleRequest {
+  headers: Record<string, string | string[] | undefined>;
+  /** What the app's guard or authentication middleware put there (Passport's `req.user`). */
+  user?: unknown;
+}
+
+/** `request.user` as guards leave it: a name, or an object with one. */
+export function defaultAuditUser(request: ConsoleRequest): string | undefined {
+  const user = request.user;
+  if (typeof user === 'string') return user || undefined;
+  if (typeof user !== 'object' || user === null) return undefined;
+  for (const key of ['username', 'name', 'email', 'id'] as const) {
+    const value = (user as Record<string, unknown>)[key];
+    if (typeof value === 'string' && value !== '') return value;
+    if (typeof value === 'number') return String(value);
+  }
+  return undefined;
 }
 
 export interface ResolvedConsoleOptions {
@@ -30,6 +56,7 @@ export interface ResolvedConsoleOptions {
   guard: Type<CanActivate> | CanActivate | undefined;
   executionHistory: InjectionToken | undefined;
   title: string;
+  auditUser: (request: ConsoleRequest) => string | undefined;
 }
 
 export const CONSOLE_OPTIONS = Symbol('ELASTIC_JOB_CONSOLE_OPTIONS');
@@ -70,11 +97,14 @@ export function resolveConsoleOptions(
     );
   if (options.title !== undefined && (typeof options.title !== 'string' || options.title.length > 100))
     fail('title', 'must be a string of at most 100 characters');
+  if (options.auditUser !== undefined && typeof options.auditUser !== 'function')
+    fail('auditUser', 'must be a function of the request returning the user name (or undefined)');
   return {
     path,
     actions,
     guard,
     executionHistory: options.executionHistory,
     title: options.title ?? 'ElasticJob console',
+    auditUser: options.auditUser ?? defaultAuditUser,
   };
 }

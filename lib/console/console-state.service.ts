@@ -10,6 +10,10 @@ import {
 import { ModuleRef } from '@nestjs/core';
 import { Observable, Subject, takeUntil } from 'rxjs';
 import { describeError, JobConfigurationError, JobNotFoundError } from '../errors/elastic-job.errors.js';
+import { ElasticJobEventBus } from '../events/elastic-job-event-bus.js';
+import { ElasticJobRegistry } from '../elastic-job.registry.js';
+import type { JobConfigurationChanges } from '../lifecycle/job-configuration.api.js';
+import type { JobConfiguration } from '../job/config/job-configuration.js';
 import type { ExecutionHistory, ExecutionRecord } from '../interfaces/execution-history.interface.js';
 import { ElasticJobOperator } from '../lifecycle/elastic-job-operator.js';
 import { JOB_BRIEF_STATUSES, type JobBriefStatus, type ShardingInfo } from '../lifecycle/lifecycle.types.js';
@@ -51,6 +55,8 @@ export class ConsoleStateService implements OnModuleInit, BeforeApplicationShutd
   private closed = false;
 
   private operatorOfApp: ElasticJobOperator | undefined;
+  private eventBus: ElasticJobEventBus | undefined;
+  private instanceId = '';
 
   constructor(
     @Inject(CONSOLE_OPTIONS) readonly options: ResolvedConsoleOptions,
@@ -73,6 +79,9 @@ export class ConsoleStateService implements OnModuleInit, BeforeApplicationShutd
         'ElasticJobConsoleModule',
       );
     }
+    // Both come with ElasticJobModule, found above: the audit event goes where the app's jobs publish theirs.
+    this.eventBus = this.moduleRef.get(ElasticJobEventBus, { strict: false });
+    this.instanceId = this.moduleRef.get(ElasticJobRegistry, { strict: false }).instanceId;
     const token = this.options.executionHistory;
     if (token === undefined) return;
     let history: unknown;
@@ -188,10 +197,49 @@ export class ConsoleStateService implements OnModuleInit, BeforeApplicationShutd
         monitorExecution: config.monitorExecution,
         jobShardingStrategyType: config.jobShardingStrategyType,
         overwrite: config.overwrite,
+        maxTimeDiffSeconds: config.maxTimeDiffSeconds,
       },
       sharding,
       servers: servers ?? [],
     };
+  }
+
+  /**
+   * Writes a configuration change (validated as `@ShardedJob()` options, written as ElasticJob's
+   * JobConfigurationAPI writes it), then tells who changed what: a log line and a `config.changed` event.
+   */
+  async updateConfiguration(
+    jobName: string,
+    changes: JobConfigurationChanges,
+    by: string | undefined,
+  ): Promise<{ configuration: JobConfiguration; changed: Record<string, { before: unknown; after: unknown }> }> {
+    const before = await this.operator.getJobConfiguration(jobName);
+    if (before === undefined) throw new JobNotFoundError(jobName);
+    const configuration = await this.operator.updateJobConfiguration(jobName, changes);
+    const changed: Record<string, { before: unknown; after: unknown }> = {};
+    for (const field of Object.keys(changes) as Array<keyof JobConfigurationChanges>) {
+      if (before[field] !== configuration[field])
+        changed[field] = { before: before[field], after: configuration[field] };
+    }
+    this.rows.mark([jobName]);
+    if (Object.keys(changed).length > 0) {
+      const fields = Object.entries(changed)
+        .map(([field, { before: was, after: is }]) => `${field} ${JSON.stringify(was)} -> ${JSON.stringify(is)}`)
+        .join(', ');
+      new Logger(`ElasticJob:${jobName}`).log(
+        `configuration changed in the console by ${by ?? 'an unnamed user'}: ${fields}`,
+      );
+      this.eventBus?.publish({
+        type: 'config.changed',
+        jobName,
+        instanceId: this.instanceId,
+        at: new Date(),
+        by,
+        via: 'console',
+        changes: changed,
+      });
+    }
+    return { configuration, changed };
   }
 
   /** Undefined when no execution history is configured. */

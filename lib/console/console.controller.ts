@@ -12,6 +12,7 @@ import {
   NotFoundException,
   Param,
   Post,
+  Put,
   Query,
   Req,
   Res,
@@ -37,7 +38,9 @@ import {
   checkKeys,
   checkServerIp,
 } from '../lifecycle/operator-input.js';
-import type { ResolvedConsoleOptions } from './console-options.js';
+import { describeCron, formatFireTimes } from '../schedule/cron-preview.js';
+import type { JobConfigurationChanges } from '../lifecycle/job-configuration.api.js';
+import type { ConsoleRequest, ResolvedConsoleOptions } from './console-options.js';
 import { ConsoleActionGuard, CSRF_COOKIE, csrfCookie } from './console-action.guard.js';
 import { ConsoleStateService } from './console-state.service.js';
 import { CONSOLE_SCRIPT, CONSOLE_STYLE, consoleHtml } from './page/console-page.js';
@@ -57,6 +60,23 @@ const PAGE_HEADERS: ReadonlyArray<[string, string]> = [
 const HEARTBEAT_MS = 25_000;
 const MAX_PAGE = 200;
 const PAST = { disable: 'disabled', enable: 'enabled', shutdown: 'shut down' } as const;
+
+/**
+ * What the console's configuration editor changes: ElasticJob-UI's editable fields. The others (sharding strategy,
+ * error handler, overwrite, ...) belong to the code that declares the job.
+ */
+export const CONSOLE_EDITABLE_FIELDS = [
+  'cron',
+  'timeZone',
+  'shardingTotalCount',
+  'shardingItemParameters',
+  'jobParameter',
+  'description',
+  'failover',
+  'misfire',
+  'monitorExecution',
+  'maxTimeDiffSeconds',
+] as const satisfies ReadonlyArray<keyof JobConfigurationChanges>;
 
 /** A query parameter given once, as text (`?name=a&name=b` is refused rather than read as an array). */
 function text(value: unknown, field: string): string | undefined {
@@ -227,6 +247,24 @@ export function createConsoleController(options: ResolvedConsoleOptions): Type<u
       }
     }
 
+    /** A cron as a job would read it: its stored (Quartz) form and next fire times, or the job's refusal (400). */
+    @Get('api/cron')
+    @Header('Cache-Control', 'no-store')
+    cron(@Query('expression') expression?: unknown, @Query('timeZone') timeZone?: unknown) {
+      return answer(async () => {
+        const cron = text(expression, 'expression') ?? '';
+        const zone = text(timeZone, 'timeZone') || undefined;
+        const described = describeCron(cron, { ...(zone === undefined ? {} : { timeZone: zone }), count: 5 });
+        return {
+          cron: described.cron,
+          quartz: described.quartz,
+          timeZone: described.timeZone,
+          nextFireTimes: described.nextFireTimes.map((time) => time.toISOString()),
+          shown: formatFireTimes(described.nextFireTimes, described.timeZone),
+        };
+      });
+    }
+
     @Sse('api/changes')
     changes(): Observable<MessageEvent> {
       // Ended when the app shuts down: the HTTP server's close waits for open connections, this one included.
@@ -251,6 +289,38 @@ export function createConsoleController(options: ResolvedConsoleOptions): Type<u
         const jobParameter = checkJobParameter((body as { jobParameter?: unknown } | null)?.jobParameter, 'trigger');
         const instances = await this.operator.trigger(jobName, jobParameter === undefined ? {} : { jobParameter });
         return { done: `triggered on ${instances.length} instance(s)`, instances };
+      });
+    }
+
+    /**
+     * Changes the fields given (CONSOLE_EDITABLE_FIELDS), validated as `@ShardedJob()` options: answers the stored
+     * configuration and what changed, or a 400 naming the field with nothing written.
+     */
+    @Put('api/jobs/:name/config')
+    @HttpCode(200)
+    @UseGuards(ConsoleActionGuard)
+    async updateConfig(@Param('name') name: string, @Body() body: unknown, @Req() request: ConsoleRequest) {
+      return answer(async () => {
+        const jobName = checkJobName(name, 'updateJobConfiguration');
+        if (typeof body !== 'object' || body === null || Array.isArray(body))
+          throw new InvalidOperationError(
+            'updateJobConfiguration',
+            'body',
+            `must be an object of the fields to change, got ${quoteInput(body)}`,
+          );
+        checkKeys(body, CONSOLE_EDITABLE_FIELDS, 'updateJobConfiguration');
+        const by = this.state.options.auditUser(request);
+        const { configuration, changed } = await this.state.updateConfiguration(
+          jobName,
+          body as JobConfigurationChanges,
+          by,
+        );
+        const fields = Object.keys(changed);
+        return {
+          done: fields.length ? `changed ${fields.join(', ')} of ${jobName}` : `nothing to change in ${jobName}`,
+          configuration,
+          changed,
+        };
       });
     }
 

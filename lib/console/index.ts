@@ -3,6 +3,6 @@
  * @module nestjs-elastic-job/console
  */
 export { ElasticJobConsoleModule } from './console.module.js';
-export type { ElasticJobConsoleOptions } from './console-options.js';
+export type { ConsoleRequest, ElasticJobConsoleOptions } from './console-options.js';
 export type { ConsoleChange, ConsoleJobDetail, ConsoleJobRow, ConsoleJobsPage } from './console-state.service.js';
 export { CSRF_COOKIE, CSRF_HEADER } from './console-action.guard.js';

@@ -111,6 +111,21 @@ export interface FiringSkippedEvent extends JobEventBase {
   items: number[];
 }
 
+/**
+ * An operator changed the job's configuration through this app (the console), with who did it when the app's guard
+ * says (`ElasticJobConsoleOptions.auditUser`) and each changed field's value before and after. The audit trail
+ * ElasticJob's console keeps nowhere.
+ */
+export interface ConfigurationChangedEvent extends JobEventBase {
+  type: 'config.changed';
+  /** The user the console's `auditUser` named; undefined when the app gives none. */
+  by: string | undefined;
+  /** Where the change was made. */
+  via: 'console';
+  /** The changed fields only, each with its stored value before and after. */
+  changes: Record<string, { before: unknown; after: unknown }>;
+}
+
 export type ElasticJobEvent =
   | ItemStartedEvent
   | ItemCompletedEvent
@@ -120,7 +135,8 @@ export type ElasticJobEvent =
   | SessionEvent
   | FailoverClaimedEvent
   | MisfireFlaggedEvent
-  | FiringSkippedEvent;
+  | FiringSkippedEvent
+  | ConfigurationChangedEvent;
 
 export type ElasticJobEventType = ElasticJobEvent['type'];
 
@@ -137,6 +153,7 @@ const EVENT_TYPES: Record<ElasticJobEventType, true> = {
   'failover.claimed': true,
   'misfire.flagged': true,
   'firing.skipped': true,
+  'config.changed': true,
 };
 export const ELASTIC_JOB_EVENT_TYPES = Object.keys(EVENT_TYPES) as readonly ElasticJobEventType[];
 

@@ -148,6 +148,41 @@ describe('web console in a browser, on a three-process cluster', () => {
       .toBe(1);
     await page.screenshot({ path: `${SCREENSHOTS}/console-executions.png`, fullPage: true });
 
+    // The configuration, edited: the cron checked as it is typed, the change confirmed as a diff, then written
+    // where every process reads it (the next firing runs the new count of items across the cluster).
+    await page.getByRole('button', { name: 'Edit configuration' }).click();
+    const cronField = page.getByLabel('Cron');
+    await cronField.fill('every minute');
+    await expect.poll(() => page.locator('#cron-preview .error').textContent()).toMatch(/every minute/);
+    await cronField.fill('0 15 2 * * ?');
+    await expect.poll(() => page.locator('#cron-preview').textContent()).toMatch(/^Next fire times: \w{3} .*02:15:00/);
+    await page.getByLabel('Sharding total count').fill('8');
+    await page.getByRole('button', { name: 'Review changes' }).click();
+    const diff = page.locator('#confirm-text li');
+    await expect
+      .poll(() => diff.allTextContents())
+      .toEqual(['cron: "0 0 3 1 1 *" → "0 15 2 * * ?"', 'shardingTotalCount: 6 → 8']);
+    await page.screenshot({ path: `${SCREENSHOTS}/console-edit.png` });
+    await page.getByRole('button', { name: 'Confirm' }).click();
+    await eventually(
+      () => operator.getJobConfiguration('nightly-report'),
+      (config) => config?.shardingTotalCount === 8 && config.cron === '0 15 2 * * *',
+      10_000,
+      'the edited configuration in ZooKeeper',
+    );
+    const runsBeforeEdit = cluster.map((instance) => instance.runs().length);
+    const beforeEdit = runsBeforeEdit.reduce((sum, n) => sum + n, 0);
+    await confirm(page, 'Trigger nightly-report');
+    await waitForRuns(
+      cluster,
+      () => cluster.flatMap((i) => i.runs()).length >= beforeEdit + 7,
+      30_000,
+      'a firing of eight items (item 2 disabled)',
+    );
+    const edited = cluster.flatMap((instance, index) => instance.runs().slice(runsBeforeEdit[index]));
+    expect(new Set(edited.map((run) => run.item))).toEqual(new Set([0, 1, 3, 4, 5, 6, 7]));
+    await expect.poll(async () => Object.keys(await shownSharding(page)).length, { timeout: 20_000 }).toBe(8);
+
     // On a phone: one column, the same controls.
     const phone = await browser.newPage({ viewport: { width: 390, height: 844 }, isMobile: true, hasTouch: true });
     closers.push(() => phone.close());

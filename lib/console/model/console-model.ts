@@ -32,6 +32,7 @@ export interface ConsoleJobDetail {
     monitorExecution: boolean;
     jobShardingStrategyType: string | undefined;
     overwrite: boolean;
+    maxTimeDiffSeconds: number;
   };
   sharding: ShardingInfo[];
   servers: JobServerInfo[];

@@ -11,7 +11,7 @@ import type { ConsoleKit, ConsolePanel } from './console-kit.js';
  */
 export function consoleApp(
   kit: ConsoleKit,
-  panels: Record<'jobs' | 'detail' | 'executions' | 'servers', (kit: ConsoleKit) => ConsolePanel>,
+  panels: Record<'jobs' | 'detail' | 'executions' | 'servers' | 'editor', (kit: ConsoleKit) => ConsolePanel>,
 ): void {
   const { base, state, PAGE_SIZE, actionsEnabled, h, reload } = kit;
   const root = document.getElementById('console')!;
@@ -19,6 +19,7 @@ export function consoleApp(
   const detail = panels.detail(kit);
   const executions = panels.executions(kit);
   const servers = panels.servers(kit);
+  const editor = panels.editor(kit);
   const [loadJobs, loadDetail, loadServers, loadExecutions] = [jobs.load, detail.load, servers.load, executions.load];
 
   // ------------------------------------------------------------------ navigation
@@ -26,9 +27,11 @@ export function consoleApp(
     state.selected = jobName;
     history.replaceState(null, '', `${base}#${encodeURIComponent(jobName)}`);
     jobs.render();
+    editor.render();
     void loadDetail().then(() => document.getElementById('detail-title')?.focus());
     reload([loadExecutions]);
   };
+  kit.navigation.reloadDetail = (): void => reload([loadDetail]);
   kit.navigation.page = (direction: number): void => {
     state.offset = Math.max(0, state.offset + direction * PAGE_SIZE);
     reload([loadJobs]);
@@ -68,6 +71,7 @@ export function consoleApp(
         h('div', { id: 'jobs-list' }, h('p', { class: 'hint' }, 'Loading…')),
       ),
       h('section', { 'aria-label': 'Job detail', class: 'panel', id: 'detail' }),
+      h('section', { 'aria-label': 'Job configuration editor', class: 'panel', id: 'editor', hidden: true }),
       h(
         'section',
         { 'aria-labelledby': 'executions-title', class: 'panel wide' },

@@ -100,14 +100,17 @@ export function consoleKit() {
     if (!response.ok) throw new Error(await problem(response));
     return (await response.json()) as T;
   }
-  async function post(path: string, body: unknown = {}): Promise<string> {
+  async function send<T>(method: 'POST' | 'PUT', path: string, body: unknown = {}): Promise<T> {
     const response = await fetch(`${base}/api/${path}`, {
-      method: 'POST',
+      method,
       headers: { 'content-type': 'application/json', 'x-elastic-job-csrf': token },
       body: JSON.stringify(body),
     });
     if (!response.ok) throw new Error(await problem(response));
-    return ((await response.json()) as { done: string }).done;
+    return (await response.json()) as T;
+  }
+  async function post(path: string, body: unknown = {}): Promise<string> {
+    return (await send<{ done: string }>('POST', path, body)).done;
   }
   async function problem(response: Response): Promise<string> {
     try {
@@ -130,7 +133,7 @@ export function consoleKit() {
 
   // ------------------------------------------------------------------ actions
   const dialog = document.getElementById('confirm') as HTMLDialogElement;
-  function confirmThen(question: string, action: () => Promise<string>) {
+  function confirmThen(question: string | Node, action: () => Promise<string>) {
     replace('confirm-text', question);
     const yes = document.getElementById('confirm-yes')!;
     const fresh = yes.cloneNode(true) as HTMLButtonElement; // drops the previous question's listener
@@ -157,6 +160,8 @@ export function consoleKit() {
   const navigation = {
     select: (jobName: string): void => void jobName,
     page: (direction: number): void => void direction,
+    edit: (): void => undefined,
+    reloadDetail: (): void => undefined,
   };
 
   return {
@@ -174,9 +179,11 @@ export function consoleKit() {
     time,
     replace,
     get,
+    send,
     say,
     reload,
     act,
+    confirmThen,
   };
 }
 

@@ -1,4 +1,5 @@
 import { consoleApp } from './console-app.js';
+import { configEditor } from './config-editor.js';
 import { consoleKit } from './console-kit.js';
 import { detailPanel } from './detail-panel.js';
 import { executionsPanel } from './executions-panel.js';
@@ -16,6 +17,7 @@ export const CONSOLE_SCRIPT =
   `  detail: ${detailPanel.toString()},\n` +
   `  executions: ${executionsPanel.toString()},\n` +
   `  servers: ${serversPanel.toString()},\n` +
+  `  editor: ${configEditor.toString()},\n` +
   `});\n`;
 
 function escapeHtml(text: string): string {
@@ -50,7 +52,7 @@ export function consoleHtml(page: {
 <div id="console"><noscript>The console needs JavaScript.</noscript></div>
 <dialog id="confirm" aria-labelledby="confirm-text">
 <form method="dialog">
-<p id="confirm-text"></p>
+<div id="confirm-text"></div>
 <div class="buttons"><button id="confirm-no" value="cancel">Cancel</button><button id="confirm-yes" type="button" class="primary">Confirm</button></div>
 </form>
 </dialog>
@@ -113,4 +115,12 @@ td.buttons { margin: 0; }
 dialog { border: 1px solid var(--line); border-radius: 8px; background: var(--panel); color: var(--fg); max-width: 32rem; }
 dialog::backdrop { background: rgb(0 0 0 / .4); }
 pre { white-space: pre-wrap; font-size: .8rem; }
+.editor { display: grid; gap: .5rem; }
+.field { display: grid; gap: .2rem; }
+.field-flag { display: flex; gap: .5rem; align-items: center; }
+.editor input[type="text"], .editor input[type="number"] { width: 100%; }
+.error { color: var(--bad); }
+.diff { padding-left: 1.2rem; }
+.diff del { color: var(--bad); }
+.diff ins { color: var(--ok); text-decoration: none; }
 `;

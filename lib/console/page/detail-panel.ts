@@ -10,7 +10,7 @@ import type { ConsoleKit, ConsolePanel } from './console-kit.js';
  */
 export function detailPanel(kit: ConsoleKit): ConsolePanel {
   type Detail = Wire<ConsoleJobDetail>;
-  const { state, latest, actionsEnabled, h, table, badge, replace, get, say, act } = kit;
+  const { state, latest, actionsEnabled, navigation, h, button, table, badge, replace, get, say, act } = kit;
   async function loadDetail() {
     const asked = ++latest.detail;
     let detail: Detail | undefined;
@@ -122,6 +122,7 @@ export function detailPanel(kit: ConsoleKit): ConsolePanel {
               `jobs/${name}/disable`,
             ),
             act('Enable job', `Enable ${job.jobName} on every server?`, `jobs/${name}/enable`),
+            button('Edit configuration', () => navigation.edit(), { id: 'edit-config' }),
           )
         : h('p', { class: 'hint' }, 'Read-only: actions are off.'),
       h('dl', { class: 'config' }, ...configRows.flatMap(([key, value]) => [h('dt', {}, key), h('dd', {}, value)])),
