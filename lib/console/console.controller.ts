@@ -337,6 +337,20 @@ export function createConsoleController(options: ResolvedConsoleOptions): Type<u
       });
     }
 
+    /** Runs the item again now on its owner (the operator's rerunItem): answers which instance was asked. */
+    @Post('api/jobs/:name/items/:item/rerun')
+    @HttpCode(200)
+    @UseGuards(ConsoleActionGuard)
+    async rerunItem(@Param('name') name: string, @Param('item') item: string) {
+      return answer(async () => {
+        const jobName = checkJobName(name, 'rerunItem');
+        if (!/^\d+$/.test(item))
+          throw new InvalidOperationError('rerunItem', 'item', `must be an integer >= 0, got ${quoteInput(item)}`);
+        const asked = await this.operator.rerunItem(jobName, checkItemNumber(Number(item), 'rerunItem'));
+        return { done: `asked ${asked.instanceId} to run item ${asked.item} of ${jobName} again`, ...asked };
+      });
+    }
+
     @Post('api/jobs/:name/items/:item/:action')
     @HttpCode(200)
     @UseGuards(ConsoleActionGuard)

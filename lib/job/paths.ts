@@ -32,6 +32,11 @@ export class JobNodePath {
   readonly failoverItems: string;
   readonly failoverLatch: string;
   readonly triggers: string;
+  /**
+   * This library's rerun requests, `rerun/{instanceId}` holding items (`2,5`): run those items again now on that
+   * instance (docs/design/zookeeper-tree.md). Java instances have no listener on it and leave it alone.
+   */
+  readonly reruns: string;
   readonly systemTimeCurrent: string;
   /** The distribute-once listeners' nodes (ElasticJob's GuaranteeNode): `guarantee/started`, `guarantee/completed`. */
   readonly guarantee: string;
@@ -56,6 +61,7 @@ export class JobNodePath {
     this.failoverItems = `${this.root}/leader/failover/items`;
     this.failoverLatch = `${this.root}/leader/failover/latch`;
     this.triggers = `${this.root}/trigger`;
+    this.reruns = `${this.root}/rerun`;
     this.systemTimeCurrent = `${this.root}/systemTime/current`;
     this.guarantee = `${this.root}/guarantee`;
     this.guaranteeStarted = `${this.guarantee}/started`;
@@ -103,6 +109,7 @@ export class JobNodePath {
     if (path === this.guarantee || path === this.guaranteeStarted || path === this.guaranteeCompleted) return DIRECTORY;
     if (isUnder(path, this.guaranteeStarted) || isUnder(path, this.guaranteeCompleted)) return ANNOUNCED;
     if (this.skeletonSet.has(path)) return path === this.root ? ROOT_SHAPE : DIRECTORY;
+    if (path === this.reruns) return DIRECTORY;
     // Below the root: `first/second[/third]`, by the positions of the slashes.
     const from = this.root.length + 1;
     const second = path.indexOf('/', from) + 1;
@@ -121,6 +128,7 @@ export class JobNodePath {
     // Flags whose existence is all they say: announced, never read.
     if (path === this.shardingNecessary || path === this.shardingProcessing) return ANNOUNCED;
     if (depth === 2 && (isUnder(path, this.triggers) || isUnder(path, this.failoverItems))) return ANNOUNCED;
+    if (depth === 2 && isUnder(path, this.reruns)) return ANNOUNCED;
     return LEAF;
   }
 
@@ -171,6 +179,10 @@ export class JobNodePath {
 
   trigger(instanceId: string): string {
     return `${this.triggers}/${instanceId}`;
+  }
+
+  rerun(instanceId: string): string {
+    return `${this.reruns}/${instanceId}`;
   }
 
   /** `servers/{ip}` → ip, for events on server nodes; undefined for other paths. */

@@ -190,6 +190,17 @@ export class ElasticJobOperator {
     return this.run('enableItem', (apis) => apis.shardingOperate.enable(jobName, item));
   }
 
+  /**
+   * Runs one item again now on its current owner, whatever it did last (a failed item, once fixed): this library's
+   * `rerun/{instanceId}` node (docs/operations/operator-api.md, "Running items again"). Refused for a disabled item
+   * or one with no live owner. Resolves with the instance asked.
+   */
+  async rerunItem(jobName: string, item: number): Promise<{ jobName: string; item: number; instanceId: string }> {
+    checkJobName(jobName, 'rerunItem');
+    checkItemNumber(item, 'rerunItem');
+    return this.run('rerunItem', (apis) => apis.shardingOperate.rerun(jobName, item));
+  }
+
   // ---------------------------------------------------------------- configuration
 
   /** The job's configuration; undefined when there is no such job. */

@@ -1,4 +1,9 @@
-import { describeError, StoredConfigurationError } from '../errors/elastic-job.errors.js';
+import {
+  describeError,
+  InvalidOperationError,
+  registryErrorCode,
+  StoredConfigurationError,
+} from '../errors/elastic-job.errors.js';
 import { fromConfigYaml, StoredConfigProblem } from '../job/config/job-configuration.yaml.js';
 import type { RegistryCenter } from '../registry/registry-center.js';
 import { createWhileJobExists } from '../job/storage/create-while-job-exists.js';
@@ -25,6 +30,62 @@ export class ShardingOperateApi {
       { path: paths.shardingItem(item) },
       { path: paths.disabled(item) },
     ]);
+  }
+
+  /**
+   * Runs one item again now on the instance that owns it (`sharding/{item}/instance`), whatever it did last: this
+   * library's `rerun/{instanceId}` node holding the item (docs/operations/operator-api.md, "Running items again"). The
+   * owner consumes the node and runs the item as a manual trigger limited to it; reruns of several items of one
+   * owner gather in one node. Java instances have no listener on `rerun/` and leave it alone. Refused for an item
+   * that is disabled or has no live owner: trigger the job then. Resolves with the owner asked.
+   */
+  async rerun(jobName: string, item: number): Promise<{ jobName: string; item: number; instanceId: string }> {
+    const { paths, total } = await this.item(jobName, item, 'rerunItem');
+    checkItemInRange(item, total, 'rerunItem');
+    if (await this.read.exists(paths.disabled(item)))
+      throw new InvalidOperationError('rerunItem', 'item', `item ${item} of '${jobName}' is disabled: enable it first`);
+    const owner = (await this.read.text(paths.shardingInstance(item))) ?? '';
+    if (owner === '' || !(await this.read.exists(paths.instance(owner))))
+      throw new InvalidOperationError(
+        'rerunItem',
+        'item',
+        `item ${item} of '${jobName}' has no live owner now (not sharded yet, or its instance is gone): trigger the ` +
+          'job instead, the leader shards it at that firing',
+      );
+    const node = paths.rerun(owner);
+    for (let attempt = 1; ; attempt++) {
+      const pending = await this.registry.getData(node);
+      if (pending === undefined) {
+        try {
+          await createWhileJobExists(this.registry, paths, [
+            { path: paths.reruns },
+            { path: node, data: Buffer.from(String(item), 'utf8') },
+          ]);
+          // Created, or left as it was by a rerun written meanwhile: read again to be sure the item is in it.
+          const written = await this.registry.getData(node);
+          if (written === undefined || written.data.toString('utf8').split(',').includes(String(item)))
+            return { jobName, item, instanceId: owner };
+          continue;
+        } catch (error) {
+          if (attempt >= 3) throw error;
+          continue;
+        }
+      }
+      const items = new Set(pending.data.toString('utf8').split(',').filter(Boolean));
+      if (items.has(String(item))) return { jobName, item, instanceId: owner };
+      items.add(String(item));
+      try {
+        await this.registry.transaction([
+          { op: 'check', path: node, version: pending.stat.version },
+          { op: 'setData', path: node, data: Buffer.from([...items].join(','), 'utf8') },
+        ]);
+        return { jobName, item, instanceId: owner };
+      } catch (error) {
+        // Consumed or changed meanwhile: start over (the owner has taken the earlier items already).
+        const code = registryErrorCode(error);
+        if ((code !== 'BAD_VERSION' && code !== 'NO_NODE') || attempt >= 3) throw error;
+      }
+    }
   }
 
   /**

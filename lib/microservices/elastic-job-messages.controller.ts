@@ -43,6 +43,7 @@ const MESSAGE_FIELDS = {
   enable: ['jobName', 'ip'],
   'disable-item': ['jobName', 'item'],
   'enable-item': ['jobName', 'item'],
+  'rerun-item': ['jobName', 'item'],
 } as const satisfies Record<string, ReadonlyArray<keyof ElasticJobMessage>>;
 
 export type ElasticJobMessageName = keyof typeof MESSAGE_FIELDS;
@@ -87,7 +88,7 @@ function targetOf(operation: string, message: ElasticJobMessage): OperationTarge
 /**
  * A controller answering the operator API as message patterns (docs/guide/microservices.md), over whatever transports
  * the app is connected to: `{prefix}.jobs`, `.job`, `.sharding`, `.trigger`, `.disable`, `.enable`,
- * `.disable-item`, `.enable-item`, with payloads `{ jobName, ip?, item?, jobParameter? }` (each pattern takes only its
+ * `.disable-item`, `.enable-item`, `.rerun-item`, with payloads `{ jobName, ip?, item?, jobParameter? }` (each pattern takes only its
  * own fields, checked as the operator API checks them). Errors come back as `RpcException`s carrying
  * `{ name, code, message, registryCode? }` (ElasticJobRpcError), the same on every transport. Add the class it returns to a module's `controllers`.
  * @publicApi
@@ -177,6 +178,13 @@ export function elasticJobMessagesController(options: ElasticJobMessagesOptions 
         await this.operator.enableItem(jobName, item);
         return { jobName, item, disabled: false };
       });
+    }
+
+    @MessagePattern(`${prefix}.rerun-item`)
+    rerunItem(@Payload() message: unknown) {
+      return run('rerun-item', message, (operation, payload) =>
+        this.operator.rerunItem(jobNameOf(operation, payload), itemOf(operation, payload)),
+      );
     }
   }
   return ElasticJobMessagesController;

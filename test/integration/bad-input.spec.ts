@@ -255,6 +255,7 @@ describe('the operator API refuses bad input before reading or writing anything'
     ['remove', (name) => operator.remove({ jobName: name as string }), 'error'],
     ['disableItem', (name) => operator.disableItem(name as string, 0), 'error'],
     ['enableItem', (name) => operator.enableItem(name as string, 0), 'error'],
+    ['rerunItem', (name) => operator.rerunItem(name as string, 0), 'error'],
     [
       'updateJobConfiguration',
       (name) => operator.updateJobConfiguration(name as string, { description: 'x' }),
@@ -332,7 +333,7 @@ describe('the operator API refuses bad input before reading or writing anything'
     await expectTreeUnchanged('getJobsBriefInfo');
   });
 
-  it.each(['disableItem', 'enableItem'] as const)('%s: items outside 0..2 are refused', async (verb) => {
+  it.each(['disableItem', 'enableItem', 'rerunItem'] as const)('%s: items outside 0..2 are refused', async (verb) => {
     const items: ReadonlyArray<readonly [string, unknown, string]> = [
       ...BAD_ITEMS,
       ['NaN', NaN, 'must be an integer >= 0, got NaN'],
@@ -412,6 +413,7 @@ describe.each(['TCP', 'NATS'] as const)('the message patterns over %s refuse bad
     enable: (jobName: unknown) => ({ jobName }),
     'disable-item': (jobName: unknown) => ({ jobName, item: 0 }),
     'enable-item': (jobName: unknown) => ({ jobName, item: 0 }),
+    'rerun-item': (jobName: unknown) => ({ jobName, item: 0 }),
   } as const;
 
   it.each(Object.keys(patterns) as Array<keyof typeof patterns>)(
@@ -493,11 +495,13 @@ describe.each(['TCP', 'NATS'] as const)('the message patterns over %s refuse bad
     await expectTreeUnchanged(`${transport} ${name} ip`);
   });
 
-  it.each(['disable-item', 'enable-item'] as const)('%s: items outside 0..2', async (name) => {
+  it.each(['disable-item', 'enable-item', 'rerun-item'] as const)('%s: items outside 0..2', async (name) => {
     const client = clients[transport];
     const operation = `elastic-job.${name}`;
     // The API's own check of the range names its verb (the payload's shape is the pattern's).
-    const verb = name === 'disable-item' ? 'disableItem' : 'enableItem';
+    const verb = ({ 'disable-item': 'disableItem', 'enable-item': 'enableItem', 'rerun-item': 'rerunItem' } as const)[
+      name
+    ];
     for (const [what, value, detail] of BAD_ITEMS) {
       const inRange = detail.startsWith('must be an item of the job');
       expect({ what, got: await ask(client, operation, { jobName: 'report', item: value }) }).toEqual({
@@ -563,6 +567,7 @@ describe('the CLI refuses bad input: exit 2 for a bad argument, 3 for what is no
     ['remove', (name) => ['remove', name], 'remove'],
     ['disable-item', (name) => ['disable-item', name, '0'], 'disable-item'],
     ['enable-item', (name) => ['enable-item', name, '0'], 'enable-item'],
+    ['rerun-item', (name) => ['rerun-item', name, '0'], 'rerun-item'],
     ['remove-job', (name) => ['remove-job', name], 'remove-job'],
     ['dump', (name) => ['dump', name], 'dump'],
   ];
@@ -670,7 +675,7 @@ describe('the CLI refuses bad input: exit 2 for a bad argument, 3 for what is no
       [
         [HUGE],
         EXIT_USAGE,
-        `unknown command ${HUGE_QUOTED}; commands: jobs, job, servers, sharding, trigger, disable, enable, disable-item, enable-item, shutdown, remove, remove-job, config, dump`,
+        `unknown command ${HUGE_QUOTED}; commands: jobs, job, servers, sharding, trigger, disable, enable, disable-item, enable-item, rerun-item, shutdown, remove, remove-job, config, dump`,
       ],
       [['jobs', '--timeout', HUGE], EXIT_USAGE, `--timeout takes milliseconds (an integer > 0), got ${HUGE_QUOTED}`],
     ];
@@ -759,6 +764,7 @@ describe('the console refuses bad input with the same errors as HTTP statuses', 
     ['shutdown', 'POST', (name) => `api/jobs/${name}/shutdown`, 'shutdown'],
     ['disable item', 'POST', (name) => `api/jobs/${name}/items/0/disable`, 'disableItem'],
     ['enable item', 'POST', (name) => `api/jobs/${name}/items/0/enable`, 'enableItem'],
+    ['rerun item', 'POST', (name) => `api/jobs/${name}/items/0/rerun`, 'rerunItem'],
     ['disable on a server', 'POST', (name) => `api/jobs/${name}/servers/${IP}/disable`, 'disable'],
     ['shutdown on a server', 'POST', (name) => `api/jobs/${name}/servers/${IP}/shutdown`, 'shutdown'],
   ];

@@ -58,6 +58,12 @@ class OperatedJobs {
   onDemand(context: ShardingContext): void {
     record(context, Date.now());
   }
+
+  /** Two items an instance: a rerun of one must not run the other. */
+  @ShardedJob({ jobName: 'rerun-me', cron: '0 0 0 1 1 *', shardingTotalCount: 6 })
+  rerunMe(context: ShardingContext): void {
+    record(context, Date.now());
+  }
 }
 
 const IPS = ['10.0.7.1', '10.0.7.2', '10.0.7.3'];
@@ -218,6 +224,39 @@ describe('ElasticJobOperator on a running cluster', () => {
       { jobName: 'steady', serverIp: IPS[1] },
     ]);
     await expect(operator.disable({})).rejects.toThrow(InvalidOperationError);
+  });
+
+  it('reruns one item on its owner (rerun/{instanceId}): only that item runs, once; refused when it cannot', async () => {
+    const { namespace, operator } = await cluster();
+    const zk = await observer(namespace);
+    const reruns = () => runs.filter((run) => run.job === 'rerun-me');
+    await expect(operator.rerunItem('rerun-me', 1)).rejects.toThrow(/has no live owner now/); // not sharded yet
+    await operator.trigger('rerun-me'); // the leader shards it at this firing
+    await eventually(reruns, (list) => list.length === 6, 15_000, 'the first firing');
+    const owner = (await zk.getData('/rerun-me/sharding/1/instance'))!.data.toString();
+    expect(await operator.rerunItem('rerun-me', 1)).toEqual({ jobName: 'rerun-me', item: 1, instanceId: owner });
+    const again = await eventually(reruns, (list) => list.length === 7, 15_000, 'the rerun');
+    expect(again[6]).toMatchObject({ item: 1, ip: owner.split('@-@')[0] });
+    await eventually(
+      () => zk.exists(`/rerun-me/rerun/${owner}`),
+      (stat) => stat === undefined,
+      5_000,
+      'the rerun node consumed by its owner',
+    );
+    // What the node must hold: anything else is deleted with a warning, and runs nothing.
+    await zk.create(`/rerun-me/rerun/${owner}`, Buffer.from('all'));
+    await eventually(
+      () => zk.exists(`/rerun-me/rerun/${owner}`),
+      (stat) => stat === undefined,
+      5_000,
+      'the garbage rerun node deleted',
+    );
+    await operator.disableItem('rerun-me', 2);
+    await expect(operator.rerunItem('rerun-me', 2)).rejects.toThrow(/item 2 of 'rerun-me' is disabled/);
+    await expect(operator.rerunItem('rerun-me', 6)).rejects.toThrow(InvalidOperationError);
+    await expect(operator.rerunItem('no-such-job', 0)).rejects.toThrow(JobNotFoundError);
+    await expect(operator.rerunItem('rerun-me', -1)).rejects.toThrow(InvalidOperationError);
+    expect(reruns()).toHaveLength(7); // not the owner's other item, nor the garbage nor the refusals ran anything
   });
 
   it('triggers a job on every online instance (trigger/{instanceId}): each runs its items once', async () => {

@@ -8,6 +8,7 @@ import {
   enableItemCommand,
   removeCommand,
   removeJobCommand,
+  rerunItemCommand,
   shutdownCommand,
   triggerCommand,
 } from './operate.commands.js';
@@ -24,6 +25,7 @@ export const COMMANDS: readonly CliCommand[] = [
   enableCommand,
   disableItemCommand,
   enableItemCommand,
+  rerunItemCommand,
   shutdownCommand,
   removeCommand,
   removeJobCommand,

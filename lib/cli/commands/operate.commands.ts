@@ -161,6 +161,22 @@ export const enableItemCommand: CliCommand = {
   },
 };
 
+export const rerunItemCommand: CliCommand = {
+  name: 'rerun-item',
+  synopsis: '<name> <item>',
+  summary: 'the item runs again now on its owner (rerun/{instanceId})',
+  arity: [2, 2],
+  options: [],
+  check: checkItem,
+  async run({ operator, args }) {
+    const asked = await operator.rerunItem(args[0]!, Number(args[1]));
+    return {
+      json: asked,
+      human: `Asked ${asked.instanceId} to run item ${asked.item} of job '${asked.jobName}' again now.\n`,
+    };
+  },
+};
+
 export const removeJobCommand: CliCommand = {
   name: 'remove-job',
   synopsis: '<name>',

@@ -55,7 +55,15 @@ export function detailPanel(kit: ConsoleKit): ConsolePanel {
         actionsEnabled
           ? h(
               'td',
-              {},
+              { class: 'buttons' },
+              item.status !== 'DISABLED' && item.instanceId
+                ? act(
+                    'Run again',
+                    `Run item ${item.item} of ${job.jobName} again now on ${item.instanceId}?`,
+                    `jobs/${name}/items/${item.item}/rerun`,
+                    { 'aria-label': `Run item ${item.item} again` },
+                  )
+                : undefined,
               item.status === 'DISABLED'
                 ? act(
                     'Enable',

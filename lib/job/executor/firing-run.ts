@@ -67,7 +67,13 @@ export class FiringRun {
   }
 
   /** One firing's steps (ElasticJob's ElasticJobExecutor.execute). */
-  async firing(source: FiringSource, scheduledAt?: number, jobParameter?: string): Promise<void> {
+  async firing(
+    source: FiringSource,
+    scheduledAt?: number,
+    jobParameter?: string,
+    /** A rerun's items: only these of this instance's run (undefined: all of them). */
+    onlyItems?: readonly number[],
+  ): Promise<void> {
     if (!this.ctx.connection.isConnected()) {
       this.machine.setMissed(true);
       this.ctx.logger.warn('not connected to ZooKeeper: firing skipped (misfire)');
@@ -106,7 +112,7 @@ export class FiringRun {
     }
     await this.sharding.shardingIfNecessary(config);
     config = withParameter(this.config.load());
-    const items = this.localItems(config);
+    const items = this.limitTo(this.localItems(config), onlyItems);
     if (config.monitorExecution && (await this.execution.misfireIfHasRunningItems(items))) {
       const stillRunning = this.execution.runningItems(items);
       this.ctx.logger.log(
@@ -130,6 +136,20 @@ export class FiringRun {
         await this.claimFailover(config);
       },
     );
+  }
+
+  /** A rerun's items among this instance's; those that are not (moved, disabled, out of range) are logged. */
+  private limitTo(items: number[], onlyItems: readonly number[] | undefined): number[] {
+    if (onlyItems === undefined) return items;
+    const kept = items.filter((item) => onlyItems.includes(item));
+    const left = onlyItems.filter((item) => !items.includes(item));
+    if (left.length > 0)
+      this.ctx.logger.warn(
+        `rerun of items [${describeItems(left)}] not done here: they are not this instance's to run now (moved to ` +
+          `another instance, disabled or beyond the count); rerun them where they are`,
+      );
+    if (kept.length > 0) this.ctx.logger.log(`rerunning items [${describeItems(kept)}]`);
+    return kept;
   }
 
   /** ElasticJob: while misfire && !needSharding && misfired items → clear and run again. Returns the last config. */

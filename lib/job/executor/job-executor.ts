@@ -38,6 +38,11 @@ export class JobExecutor {
   private readonly hooks: FiringHookRunner;
   /** The job parameter the pending manual trigger carries, taken by the TRIGGER firing that starts next. */
   private triggerParameter: string | undefined;
+  /**
+   * The items the pending manual firing is limited to (reruns: `rerun/{instanceId}`), or undefined for all of this
+   * instance's: a trigger queued beside reruns runs everything, reruns queued together run their items together.
+   */
+  private triggerItems: number[] | undefined;
   readonly events: ExecutionEvents;
   private readonly report: FiringReport;
   private readonly markers: FiringMarkers;
@@ -169,8 +174,24 @@ export class JobExecutor {
    */
   trigger(jobParameter?: string): void {
     this.triggerParameter = jobParameter;
+    this.triggerItems = undefined;
+    this.triggerPending = true;
     this.request('TRIGGER');
   }
+
+  /**
+   * An operator's rerun (`rerun/{instanceId}`): these items of this instance once more now, or once after the current
+   * firing, as a manual trigger limited to them (items no longer ours are left out by the firing, with a log).
+   */
+  rerun(items: readonly number[]): void {
+    if (!this.triggerPending) this.triggerItems = [...items];
+    else if (this.triggerItems !== undefined) this.triggerItems = [...new Set([...this.triggerItems, ...items])];
+    this.triggerPending = true;
+    this.request('TRIGGER');
+  }
+
+  /** A manual firing was asked for and has not started yet (its parameter and items wait in the two fields above). */
+  private triggerPending = false;
 
   /** Stop starting firings; resolves when the current one is over, or false at `timeoutMs` (then aborts items). */
   async stop(timeoutMs: number): Promise<boolean> {
@@ -246,9 +267,14 @@ export class JobExecutor {
       ...(idle.rejoining ? { rejoining: true as const } : {}),
     };
     const jobParameter = source === 'TRIGGER' ? this.triggerParameter : undefined;
-    if (source === 'TRIGGER') this.triggerParameter = undefined;
+    const onlyItems = source === 'TRIGGER' ? this.triggerItems : undefined;
+    if (source === 'TRIGGER') {
+      this.triggerParameter = undefined;
+      this.triggerItems = undefined;
+      this.triggerPending = false;
+    }
     void this.run
-      .firing(source, scheduledAt, jobParameter)
+      .firing(source, scheduledAt, jobParameter, onlyItems)
       .catch((error: unknown) => this.ctx.logger.error(`firing failed: ${describeFailure(error)}`))
       .finally(() => {
         this.onFiringEnded();

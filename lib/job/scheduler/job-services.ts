@@ -22,6 +22,7 @@ import { ShutdownReactions } from '../instance/shutdown-reactions.js';
 import { ClusterChangeListeners } from '../reaction/cluster-change-listeners.js';
 import { ShardingReactions } from '../sharding/sharding-reactions.js';
 import { triggerAllInstances } from '../trigger/trigger-all-instances.js';
+import { RerunReactions } from '../trigger/rerun-reactions.js';
 import { TriggerReactions } from '../trigger/trigger-reactions.js';
 import { CoordinationEventWatcher } from '../reaction/coordination-event-watcher.js';
 import { ReconcileService } from '../reconcile/reconcile.service.js';
@@ -137,6 +138,7 @@ export function wireJobServices(
     new RescheduleReactions(ctx, config, (changed) => trigger.reschedule(changed.cron, changed.timeZone)),
     new ShutdownReactions(ctx, instances, () => hooks.onOwnInstanceDeleted()),
     new TriggerReactions(ctx, (jobParameter) => executor.trigger(jobParameter)),
+    new RerunReactions(ctx, (items) => executor.rerun(items)),
   ]);
   return {
     ctx,
