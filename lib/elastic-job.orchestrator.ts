@@ -9,6 +9,7 @@ import {
 } from '@nestjs/common';
 import { ElasticJobExplorer } from './elastic-job.explorer.js';
 import { ElasticJobEventBus } from './events/elastic-job-event-bus.js';
+import { DEFAULT_EXECUTION_LOG_SIZE, ExecutionLog, MAX_EXECUTION_LOG_SIZE } from './tracing/execution-log.js';
 import { listenerHooks } from './listeners/job-listener-hooks.js';
 import type { ItemInterceptor } from './interfaces/item-interceptor.interface.js';
 import { ELASTIC_JOB_MODULE_OPTIONS } from './elastic-job.module-definition.js';
@@ -51,6 +52,14 @@ export function validateModuleOptions(options: ElasticJobModuleOptions): void {
     fail('shutdownTimeoutMilliseconds', `must be an integer >= 0, got ${JSON.stringify(timeout)}`);
   if (options.enabled !== undefined && typeof options.enabled !== 'boolean')
     fail('enabled', `must be true or false, got ${JSON.stringify(options.enabled)}`);
+  const log = options.executionLog;
+  if (log !== undefined && log !== false) {
+    if (typeof log !== 'object' || log === null)
+      fail('executionLog', `must be { size } or false, got ${JSON.stringify(log)}`);
+    const size = log.size;
+    if (size !== undefined && (!Number.isInteger(size) || size < 1 || size > MAX_EXECUTION_LOG_SIZE))
+      fail('executionLog.size', `must be an integer 1..${MAX_EXECUTION_LOG_SIZE}, got ${JSON.stringify(size)}`);
+  }
 }
 
 /**
@@ -77,12 +86,21 @@ export class ElasticJobOrchestrator implements OnApplicationBootstrap, OnModuleD
   private readonly adding = new Set<string>();
   /** ElasticJobRegistry.useItemInterceptor(): every job's items run through them, outermost first. */
   readonly itemInterceptors: ItemInterceptor[] = [];
+  /** This process's recent item executions (the `executionLog` option); undefined when off. */
+  readonly executionLog: ExecutionLog | undefined;
 
   constructor(
     @Inject(ELASTIC_JOB_MODULE_OPTIONS) private readonly options: ElasticJobModuleOptions,
     private readonly explorer: ElasticJobExplorer,
     private readonly eventBus: ElasticJobEventBus,
-  ) {}
+  ) {
+    const logOption = options?.executionLog;
+    if (logOption !== false) {
+      const log = new ExecutionLog(logOption?.size ?? DEFAULT_EXECUTION_LOG_SIZE);
+      this.executionLog = log;
+      eventBus.on('the execution log', (event) => log.record(event), { types: ['item.started', 'item.completed'] });
+    }
+  }
 
   get jobs(): ReadonlyMap<string, JobScheduler> {
     return this.schedulers;
@@ -220,6 +238,7 @@ export class ElasticJobOrchestrator implements OnApplicationBootstrap, OnModuleD
       shutdownTimeoutMs: this.options.shutdownTimeoutMilliseconds ?? DEFAULT_SHUTDOWN_TIMEOUT_MS,
       eventSink: this.eventBus,
       itemInterceptors: this.itemInterceptors,
+      ...(this.executionLog ? { executionLog: this.executionLog } : {}),
     });
     const { jobName } = definition.config;
     const listeners = this.explorer.jobListeners.filter(

@@ -30,6 +30,7 @@ import type { Observable } from 'rxjs';
 import { ElasticJobEventBus } from './events/elastic-job-event-bus.js';
 import { buildInstanceId } from './job/paths.js';
 import type { ElasticJobEvent } from './events/elastic-job-event.types.js';
+import type { ExecutionHistoryQuery, ExecutionRecord } from './interfaces/execution-history.interface.js';
 import type { ItemInterceptor } from './interfaces/item-interceptor.interface.js';
 
 /** Runtime view of this instance's sharded jobs; inject it anywhere. @publicApi */
@@ -41,6 +42,15 @@ export class ElasticJobRegistry {
     private readonly eventBus: ElasticJobEventBus,
     private readonly explorer: ElasticJobExplorer,
   ) {}
+
+  /**
+   * This instance's recent item executions from its in-memory log (the module's `executionLog` option), newest first:
+   * what ran here, with each failure's stack, without a database. The console gathers every instance's
+   * (docs/guide/console.md, "Execution history without a database"). Empty when the log is off.
+   */
+  recentExecutions(query: ExecutionHistoryQuery): ExecutionRecord[] {
+    return this.orchestrator.executionLog?.query(query) ?? [];
+  }
 
   /** This instance's id, `{ip}@-@{pid}`, as it appears under every job's `instances/` node. */
   get instanceId(): string {

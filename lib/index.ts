@@ -9,11 +9,13 @@ export { ElasticJobRegistry, type RunJobOptions } from './elastic-job.registry.j
 export { ElasticJobOperator } from './lifecycle/elastic-job-operator.js';
 export type { JobConfigurationChanges } from './lifecycle/job-configuration.api.js';
 export type { OperatedNode } from './lifecycle/job-operate.api.js';
+export type { ClusterExecutions } from './lifecycle/cluster-executions.api.js';
 export type { NamespaceChange } from './lifecycle/namespace-watch.js';
 export type {
   ExecutionHistory,
   ExecutionHistoryQuery,
   ExecutionRecord,
+  ExecutionResult,
 } from './interfaces/execution-history.interface.js';
 export type {
   JobBriefInfo,

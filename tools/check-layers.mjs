@@ -33,7 +33,7 @@ export const LAYERS = [
   ['job/execution'],
   ['job/failover'],
   ['job/sharding', 'job/guarantee'],
-  ['job/executor', 'job/reaction', 'job/reconcile', 'job/trigger'],
+  ['job/executor', 'job/history', 'job/reaction', 'job/reconcile', 'job/trigger'],
   ['job/scheduler'],
   ['listeners'],
   ['lifecycle'],

@@ -1,6 +1,7 @@
 /**
  * Recent item executions from a tracing store, for the console (`nestjs-elastic-job/console`). The PostgreSQL
- * tracing (`ElasticJobPostgresTracing`, `nestjs-elastic-job/postgres`) is one; any store of the executions can be.
+ * tracing (`ElasticJobPostgresTracing`, `nestjs-elastic-job/postgres`) is one, every instance's in-memory execution
+ * log another (`ElasticJobModule` option `executionLog`); any store of the executions can be.
  */
 export interface ExecutionRecord {
   /** The execution's id (ElasticJob's JobExecutionEvent id). */
@@ -18,11 +19,30 @@ export interface ExecutionRecord {
   success: boolean | undefined;
   /** The failure's stack or message, cut to 4000 characters as ElasticJob stores it. */
   failureCause: string | undefined;
+  /** The instance that ran it, `{ip}@-@{pid}`, where the store knows it (the in-memory log; PostgreSQL has the IP only). */
+  instanceId?: string;
 }
+
+/** What a query keeps: finished successfully, finished with a failure, or still running. */
+export type ExecutionResult = 'success' | 'failure' | 'running';
 
 export interface ExecutionHistoryQuery {
   /** Only this job's executions. */
   jobName?: string;
+  /** Only this item's. */
+  item?: number;
+  /**
+   * Only this instance's, `{ip}@-@{pid}`, or this server's, an IP. (PostgreSQL stores the IP only: an instance id
+   * matches its IP there.)
+   */
+  instance?: string;
+  result?: ExecutionResult;
+  /** Started at or after this instant. */
+  from?: Date;
+  /** Started before this instant. */
+  to?: Date;
+  /** Skip the newest this many (paging). Default 0. */
+  offset?: number;
   /** The newest this many (by start time). */
   limit: number;
 }

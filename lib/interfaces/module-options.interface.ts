@@ -17,6 +17,13 @@ export interface ElasticJobModuleCommonOptions {
    * (say `enabled: process.env.NODE_ENV !== 'test'` in forRootAsync). Default true.
    */
   enabled?: boolean;
+  /**
+   * This instance keeps its last `size` item executions in memory (start, end, result, error and stack, source), for
+   * `ElasticJobRegistry.recentExecutions()` and the console's history and failures views, which ask every instance
+   * through ZooKeeper: no database needed (docs/guide/console.md, "Execution history without a database").
+   * Default `{ size: 500 }`; `false` keeps none.
+   */
+  executionLog?: { size?: number } | false;
 }
 
 /**

@@ -37,6 +37,12 @@ export class JobNodePath {
    * instance (docs/design/zookeeper-tree.md). Java instances have no listener on it and leave it alone.
    */
   readonly reruns: string;
+  /**
+   * This library's execution-history queries (docs/guide/console.md, "Execution history without a database"):
+   * `executions/query-{id}` asks the instances it names for their in-memory logs, each answering beside it in
+   * `executions/reply-{id}~{instanceId}`. Java instances have no listener on it.
+   */
+  readonly executions: string;
   readonly systemTimeCurrent: string;
   /** The distribute-once listeners' nodes (ElasticJob's GuaranteeNode): `guarantee/started`, `guarantee/completed`. */
   readonly guarantee: string;
@@ -62,6 +68,7 @@ export class JobNodePath {
     this.failoverLatch = `${this.root}/leader/failover/latch`;
     this.triggers = `${this.root}/trigger`;
     this.reruns = `${this.root}/rerun`;
+    this.executions = `${this.root}/executions`;
     this.systemTimeCurrent = `${this.root}/systemTime/current`;
     this.guarantee = `${this.root}/guarantee`;
     this.guaranteeStarted = `${this.guarantee}/started`;
@@ -109,7 +116,10 @@ export class JobNodePath {
     if (path === this.guarantee || path === this.guaranteeStarted || path === this.guaranteeCompleted) return DIRECTORY;
     if (isUnder(path, this.guaranteeStarted) || isUnder(path, this.guaranteeCompleted)) return ANNOUNCED;
     if (this.skeletonSet.has(path)) return path === this.root ? ROOT_SHAPE : DIRECTORY;
-    if (path === this.reruns) return DIRECTORY;
+    if (path === this.reruns || path === this.executions) return DIRECTORY;
+    // A query is announced to every instance of the job (the named ones read it); replies are the asker's to read.
+    if (isUnder(path, this.executions))
+      return path.startsWith('query-', this.executions.length + 1) ? ANNOUNCED : 'ignore';
     // Below the root: `first/second[/third]`, by the positions of the slashes.
     const from = this.root.length + 1;
     const second = path.indexOf('/', from) + 1;
@@ -183,6 +193,20 @@ export class JobNodePath {
 
   rerun(instanceId: string): string {
     return `${this.reruns}/${instanceId}`;
+  }
+
+  executionQuery(queryId: string): string {
+    return `${this.executions}/query-${queryId}`;
+  }
+
+  executionReply(queryId: string, instanceId: string): string {
+    return `${this.executions}/reply-${queryId}~${instanceId}`;
+  }
+
+  /** `executions/query-{id}` → id; undefined for other paths. */
+  executionQueryIdOf(path: string): string | undefined {
+    const prefix = `${this.executions}/query-`;
+    return path.startsWith(prefix) && !path.includes('/', prefix.length) ? path.slice(prefix.length) : undefined;
   }
 
   /** `servers/{ip}` → ip, for events on server nodes; undefined for other paths. */

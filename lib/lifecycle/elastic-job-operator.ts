@@ -11,9 +11,12 @@ import {
   JobConfigurationApi,
   type JobConfigurationChanges,
 } from './job-configuration.api.js';
+import { ClusterExecutionsApi, type ClusterExecutions } from './cluster-executions.api.js';
+import type { ExecutionHistoryQuery } from '../interfaces/execution-history.interface.js';
 import { JobOperateApi, type OperatedNode } from './job-operate.api.js';
 import { JobStatisticsApi } from './job-statistics.api.js';
 import {
+  checkExecutionQuery,
   checkItemNumber,
   checkJobName,
   checkJobParameter,
@@ -35,6 +38,7 @@ interface Apis {
   jobOperate: JobOperateApi;
   shardingOperate: ShardingOperateApi;
   jobConfiguration: JobConfigurationApi;
+  clusterExecutions: ClusterExecutionsApi;
 }
 
 /**
@@ -201,6 +205,29 @@ export class ElasticJobOperator {
     return this.run('rerunItem', (apis) => apis.shardingOperate.rerun(jobName, item));
   }
 
+  /**
+   * The cluster's recent item executions without a database: every online instance's in-memory log (the module's
+   * `executionLog` option), asked through ZooKeeper and merged newest first (docs/guide/console.md, "Execution
+   * history without a database"). Instances that do not answer within `timeoutMs` (default 3000; Java instances
+   * never do) are listed in `missing`. Rejects with JobNotFoundError for an unknown `jobName`.
+   */
+  async getExecutions(query: ExecutionHistoryQuery, options: { timeoutMs?: number } = {}): Promise<ClusterExecutions> {
+    const checked = checkExecutionQuery(query, 'getExecutions');
+    const timeoutMs = options.timeoutMs ?? 3000;
+    if (!Number.isInteger(timeoutMs) || timeoutMs < 0 || timeoutMs > 60_000)
+      throw new InvalidOperationError(
+        'getExecutions',
+        'timeoutMs',
+        `must be an integer 0..60000, got ${quoteInput(timeoutMs)}`,
+      );
+    const { clusterExecutions } = await this.api();
+    return withinBound(
+      clusterExecutions.query(checked, timeoutMs),
+      this.connectionTimeoutMs + timeoutMs,
+      'getExecutions',
+    );
+  }
+
   // ---------------------------------------------------------------- configuration
 
   /** The job's configuration; undefined when there is no such job. */
@@ -252,6 +279,7 @@ export class ElasticJobOperator {
         jobOperate: new JobOperateApi(registry),
         shardingOperate: new ShardingOperateApi(registry),
         jobConfiguration: new JobConfigurationApi(registry),
+        clusterExecutions: new ClusterExecutionsApi(registry),
       };
     }
     await awaitConnection(registry, this.connectionTimeoutMs, 'ElasticJobOperator');

@@ -1,3 +1,4 @@
+import type { ExecutionHistoryQuery, ExecutionResult } from '../interfaces/execution-history.interface.js';
 import { isIP } from 'node:net';
 import { InvalidOperationError, quoteInput } from '../errors/elastic-job.errors.js';
 import { MAX_JOB_NAME_LENGTH, nodeNameProblem } from '../registry/zookeeper-names.js';
@@ -104,4 +105,62 @@ function nameProblem(value: unknown, maxLength: number): string | undefined {
   if (value.length > maxLength) return `got ${quoteInput(value)}: it is longer than ${maxLength} characters`;
   const problem = nodeNameProblem(value);
   return problem ? `got ${quoteInput(value)}: it ${problem}` : undefined;
+}
+
+/** The most executions one history query answers. */
+export const MAX_EXECUTIONS_PER_QUERY = 500;
+const EXECUTION_RESULTS: readonly ExecutionResult[] = ['success', 'failure', 'running'];
+
+/**
+ * An execution-history query: only its own keys; a job name; an item; an instance id (`{ip}@-@{pid}`) or a server
+ * IP; a result; `from` and `to` as valid dates; `offset` >= 0; `limit` 1..MAX_EXECUTIONS_PER_QUERY.
+ */
+export function checkExecutionQuery(value: unknown, operation: string): ExecutionHistoryQuery {
+  if (typeof value !== 'object' || value === null || Array.isArray(value))
+    throw new InvalidOperationError(operation, 'query', `must be an object, got ${quoteInput(value)}`);
+  checkKeys(value, ['jobName', 'item', 'instance', 'result', 'from', 'to', 'offset', 'limit'], operation);
+  const q = value as Record<string, unknown>;
+  const limit = q.limit;
+  if (typeof limit !== 'number' || !Number.isSafeInteger(limit) || limit < 1 || limit > MAX_EXECUTIONS_PER_QUERY)
+    throw new InvalidOperationError(
+      operation,
+      'limit',
+      `must be an integer 1..${MAX_EXECUTIONS_PER_QUERY}, got ${quoteInput(limit)}`,
+    );
+  const query: ExecutionHistoryQuery = { limit };
+  if (q.jobName !== undefined) query.jobName = checkJobName(q.jobName, operation);
+  if (q.item !== undefined) query.item = checkItemNumber(q.item, operation);
+  if (q.instance !== undefined) {
+    const [ip, pid, ...rest] = typeof q.instance === 'string' ? q.instance.split('@-@') : [];
+    if (ip === undefined || rest.length > 0 || (pid !== undefined && !/^\d{1,10}$/.test(pid)))
+      throw new InvalidOperationError(
+        operation,
+        'instance',
+        `must be an instance id ({ip}@-@{pid}) or a server IP, got ${quoteInput(q.instance)}`,
+      );
+    checkServerIp(ip, operation, 'instance');
+    query.instance = q.instance as string;
+  }
+  if (q.result !== undefined) {
+    if (!(EXECUTION_RESULTS as readonly unknown[]).includes(q.result))
+      throw new InvalidOperationError(
+        operation,
+        'result',
+        `must be one of ${EXECUTION_RESULTS.join(', ')}, got ${quoteInput(q.result)}`,
+      );
+    query.result = q.result as ExecutionResult;
+  }
+  for (const field of ['from', 'to'] as const) {
+    const time = q[field];
+    if (time === undefined) continue;
+    if (!(time instanceof Date) || Number.isNaN(time.getTime()))
+      throw new InvalidOperationError(operation, field, `must be a valid Date, got ${quoteInput(time)}`);
+    query[field] = time;
+  }
+  if (q.offset !== undefined) {
+    if (typeof q.offset !== 'number' || !Number.isSafeInteger(q.offset) || q.offset < 0)
+      throw new InvalidOperationError(operation, 'offset', `must be an integer >= 0, got ${quoteInput(q.offset)}`);
+    query.offset = q.offset;
+  }
+  return query;
 }

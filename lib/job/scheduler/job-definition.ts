@@ -1,3 +1,4 @@
+import type { ExecutionLogReader } from '../history/execution-query-reactions.js';
 import type { DataflowJobHandler } from '../../interfaces/dataflow-job.interface.js';
 import type { ItemInterceptor } from '../../interfaces/item-interceptor.interface.js';
 import type { JobConfiguration } from '../config/job-configuration.js';
@@ -42,4 +43,6 @@ export interface JobSchedulerSettings {
   eventSink?: JobEventSink;
   /** The app's item interceptors (a shared list, read at each item). */
   itemInterceptors?: readonly ItemInterceptor[];
+  /** This process's in-memory execution log, answering the cluster's history queries; none when it is off. */
+  executionLog?: ExecutionLogReader;
 }

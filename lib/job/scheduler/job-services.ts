@@ -22,6 +22,7 @@ import { ShutdownReactions } from '../instance/shutdown-reactions.js';
 import { ClusterChangeListeners } from '../reaction/cluster-change-listeners.js';
 import { ShardingReactions } from '../sharding/sharding-reactions.js';
 import { triggerAllInstances } from '../trigger/trigger-all-instances.js';
+import { ExecutionQueryReactions } from '../history/execution-query-reactions.js';
 import { RerunReactions } from '../trigger/rerun-reactions.js';
 import { TriggerReactions } from '../trigger/trigger-reactions.js';
 import { CoordinationEventWatcher } from '../reaction/coordination-event-watcher.js';
@@ -139,6 +140,7 @@ export function wireJobServices(
     new ShutdownReactions(ctx, instances, () => hooks.onOwnInstanceDeleted()),
     new TriggerReactions(ctx, (jobParameter) => executor.trigger(jobParameter)),
     new RerunReactions(ctx, (items) => executor.rerun(items)),
+    new ExecutionQueryReactions(ctx, settings.executionLog),
   ]);
   return {
     ctx,

@@ -136,6 +136,14 @@ export class JobNodeStorage {
    * one of our own session is kept (set to `value`), so a create retried after a connection loss is harmless, and
    * one of another session (a previous life's, not yet expired) is replaced.
    */
+  /**
+   * An ephemeral node the cache does not hold (a reply for someone else to read): created as given, its parent
+   * expected to be there (a NO_NODE error says it is not).
+   */
+  async createUncachedEphemeral(path: string, data: Buffer): Promise<void> {
+    await this.registry.create(path, data, 'EPHEMERAL');
+  }
+
   async createEphemeral(path: string, value: string, options: { replaceOthers?: boolean } = {}): Promise<boolean> {
     try {
       await this.writeThrough([{ path, data: utf8(value) }], this.createWithParents(path, utf8(value), 'EPHEMERAL'));

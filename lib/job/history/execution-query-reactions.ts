@@ -1,0 +1,53 @@
+import { describeError, registryErrorCode } from '../../errors/elastic-job.errors.js';
+import type { ExecutionHistoryQuery, ExecutionRecord } from '../../interfaces/execution-history.interface.js';
+import type { TreeEvent } from '../../registry/tree-cache.js';
+import { decodeQuery, encodeReply } from '../../tracing/execution-query-wire.js';
+import type { JobContext } from '../context/job-context.js';
+import { runReaction, type ClusterChangeHandler } from '../context/cluster-change-handler.js';
+
+/** This process's execution log, as a reply reads it. */
+export interface ExecutionLogReader {
+  query(query: ExecutionHistoryQuery): ExecutionRecord[];
+}
+
+/**
+ * Answers an execution-history query (docs/guide/console.md, "Execution history without a database"):
+ * `executions/query-{id}` added naming this instance → its in-memory log's matching executions, of every job of the
+ * process, written beside it as `executions/reply-{id}~{me}` (ephemeral; the asker reads and deletes it). A query
+ * that cannot be read is left alone with a warning naming it: it is the asker's, who deletes it at its deadline.
+ */
+export class ExecutionQueryReactions implements ClusterChangeHandler {
+  constructor(
+    private readonly ctx: JobContext,
+    private readonly log: ExecutionLogReader | undefined,
+  ) {}
+
+  onChange(event: TreeEvent): void {
+    if (event.type !== 'ADDED' || this.log === undefined) return;
+    const id = this.ctx.paths.executionQueryIdOf(event.path);
+    if (id === undefined) return;
+    const log = this.log;
+    runReaction(this.ctx, 'execution history query', async () => {
+      const text = await this.ctx.storage.direct.get(event.path);
+      if (text === undefined) return; // answered and deleted already
+      let request;
+      try {
+        request = decodeQuery(text);
+      } catch (error) {
+        this.ctx.logger.warn(
+          `${this.ctx.storage.fullPath(event.path)} is not an execution-history query (${describeError(error)}): ` +
+            'not answered',
+        );
+        return;
+      }
+      if (!request.instances.includes(this.ctx.instanceId)) return;
+      const reply = encodeReply(log.query({ ...request.query, offset: 0 }));
+      try {
+        await this.ctx.storage.createUncachedEphemeral(this.ctx.paths.executionReply(id, this.ctx.instanceId), reply);
+      } catch (error) {
+        // The asker gave up and deleted its query (NO_NODE is its parent), or asked twice: nothing to do.
+        if (registryErrorCode(error) !== 'NODE_EXISTS' && registryErrorCode(error) !== 'NO_NODE') throw error;
+      }
+    });
+  }
+}
