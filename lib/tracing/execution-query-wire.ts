@@ -79,14 +79,14 @@ export function decodeReply(text: string): ExecutionRecord[] {
       typeof r.item !== 'number'
     )
       throw new Error(`execution ${index} has no id, jobName or item`);
-    const text = (value: unknown): string => (typeof value === 'string' ? value : '');
+    const orEmpty = (value: unknown): string => (typeof value === 'string' ? value : '');
     return {
       id: r.id,
       jobName: r.jobName,
       item: r.item,
-      source: text(r.source),
-      ip: text(r.ip),
-      hostname: text(r.hostname),
+      source: orEmpty(r.source),
+      ip: orEmpty(r.ip),
+      hostname: orEmpty(r.hostname),
       startTime: date(r.startTime),
       completeTime: date(r.completeTime),
       success: typeof r.success === 'boolean' ? r.success : undefined,
