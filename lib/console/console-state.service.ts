@@ -14,17 +14,26 @@ import { ElasticJobEventBus } from '../events/elastic-job-event-bus.js';
 import { ElasticJobRegistry } from '../elastic-job.registry.js';
 import type { JobConfigurationChanges } from '../lifecycle/job-configuration.api.js';
 import type { JobConfiguration } from '../job/config/job-configuration.js';
-import type { ExecutionHistory, ExecutionRecord } from '../interfaces/execution-history.interface.js';
+import type { ExecutionHistory, ExecutionHistoryQuery } from '../interfaces/execution-history.interface.js';
 import { ElasticJobOperator } from '../lifecycle/elastic-job-operator.js';
 import { JOB_BRIEF_STATUSES, type JobBriefStatus, type ShardingInfo } from '../lifecycle/lifecycle.types.js';
 import type { NamespaceChange } from '../lifecycle/namespace-watch.js';
 import { CONSOLE_OPTIONS, type ResolvedConsoleOptions } from './console-options.js';
 import { ExecutionsCheck } from './executions-check.js';
 import { JobRows, withSchedule } from './job-rows.js';
-import type { ConsoleChange, ConsoleJobDetail, ConsoleJobRow, ConsoleJobsPage } from './model/console-model.js';
+import type {
+  ConsoleChange,
+  ConsoleExecutions,
+  ConsoleJobDetail,
+  ConsoleJobRow,
+  ConsoleJobsPage,
+} from './model/console-model.js';
 import { NamespaceFollower } from './namespace-follower.js';
 
-export type { ConsoleChange, ConsoleJobDetail, ConsoleJobRow, ConsoleJobsPage };
+export type { ConsoleChange, ConsoleExecutions, ConsoleJobDetail, ConsoleJobRow, ConsoleJobsPage };
+
+/** How long the console waits for the instances' logs (those that have not answered by then are named). */
+const CLUSTER_HISTORY_TIMEOUT_MS = 3000;
 
 /**
  * The console's view of the namespace, in three parts with a state value each: the job rows (job-rows.ts: read
@@ -127,10 +136,6 @@ export class ConsoleStateService implements OnModuleInit, BeforeApplicationShutd
   /** A fresh token for a page: sent back with its actions, beside the cookie the page is given (double submit). */
   newCsrfToken(): string {
     return randomBytes(24).toString('base64url');
-  }
-
-  get hasHistory(): boolean {
-    return this.history !== undefined;
   }
 
   /** The live changes, for one page; starting the watch if it is not running. */
@@ -242,10 +247,20 @@ export class ConsoleStateService implements OnModuleInit, BeforeApplicationShutd
     return { configuration, changed };
   }
 
-  /** Undefined when no execution history is configured. */
-  async executions(query: { jobName?: string; limit: number }): Promise<ExecutionRecord[] | undefined> {
-    if (!this.history) return undefined;
-    return this.history.recentExecutions(query);
+  /**
+   * Executions matching `query`: from the app's store (`executionHistory`, PostgreSQL) when it has one, or else from
+   * every instance's in-memory log, asked through ZooKeeper (ElasticJobOperator.getExecutions), with which instances
+   * answered.
+   */
+  async executions(query: ExecutionHistoryQuery): Promise<ConsoleExecutions> {
+    if (this.history) return { source: 'database', executions: await this.history.recentExecutions(query) };
+    const answer = await this.operator.getExecutions(query, { timeoutMs: CLUSTER_HISTORY_TIMEOUT_MS });
+    return { source: 'cluster', ...answer };
+  }
+
+  /** Where the page's executions come from. */
+  get historySource(): ConsoleExecutions['source'] {
+    return this.history ? 'database' : 'cluster';
   }
 
   /** After an action: the page sees its effect through the watch; rows are read again at once regardless. */

@@ -37,7 +37,10 @@ import {
   checkJobParameter,
   checkKeys,
   checkServerIp,
+  checkExecutionQuery,
+  MAX_EXECUTIONS_PER_QUERY,
 } from '../lifecycle/operator-input.js';
+import type { ExecutionHistoryQuery } from '../interfaces/execution-history.interface.js';
 import { describeCron, formatFireTimes } from '../schedule/cron-preview.js';
 import type { JobConfigurationChanges } from '../lifecycle/job-configuration.api.js';
 import type { ConsoleRequest, ResolvedConsoleOptions } from './console-options.js';
@@ -94,6 +97,49 @@ function integer(value: string | undefined, field: string, fallback: number, min
       new InvalidOperationError('query', field, `must be an integer ${min}..${max}, got ${quoteInput(value)}`),
     );
   return n;
+}
+
+/** An executions query from the page's query string, checked as the operator API checks one. */
+function executionQuery(
+  operation: string,
+  raw: Partial<Record<'job' | 'item' | 'instance' | 'result' | 'from' | 'to' | 'offset' | 'limit', unknown>>,
+  defaultLimit: number,
+): ExecutionHistoryQuery {
+  const given = (field: keyof typeof raw): string | undefined => {
+    const value = text(raw[field], field);
+    return value === '' ? undefined : value;
+  };
+  const instant = (field: 'from' | 'to'): Date | undefined => {
+    const value = given(field);
+    if (value === undefined) return undefined;
+    const time = new Date(value);
+    if (Number.isNaN(time.getTime()))
+      throw httpError(new InvalidOperationError(operation, field, `must be an ISO instant, got ${quoteInput(value)}`));
+    return time;
+  };
+  const job = given('job');
+  if (job !== undefined)
+    try {
+      checkJobName(job, operation, 'job');
+    } catch (error) {
+      throw httpError(error);
+    }
+  const query: Record<string, unknown> = {
+    limit: integer(given('limit'), 'limit', defaultLimit, 1, MAX_EXECUTIONS_PER_QUERY),
+    jobName: job,
+    item: given('item') === undefined ? undefined : integer(given('item'), 'item', 0, 0, Number.MAX_SAFE_INTEGER),
+    instance: given('instance'),
+    result: given('result'),
+    from: instant('from'),
+    to: instant('to'),
+    offset: integer(given('offset'), 'offset', 0, 0, Number.MAX_SAFE_INTEGER),
+  };
+  for (const key of Object.keys(query)) if (query[key] === undefined) delete query[key];
+  try {
+    return checkExecutionQuery(query, operation);
+  } catch (error) {
+    throw httpError(error);
+  }
 }
 
 /**
@@ -159,7 +205,7 @@ export function createConsoleController(options: ResolvedConsoleOptions): Type<u
         title: this.state.options.title,
         csrfToken: token,
         actions: this.state.options.actions,
-        history: this.state.hasHistory,
+        history: this.state.historySource,
       });
     }
 
@@ -223,19 +269,39 @@ export function createConsoleController(options: ResolvedConsoleOptions): Type<u
       return answer(this.operator.getAllServersBriefInfo());
     }
 
+    /**
+     * Executions, newest first: `job`, `item`, `instance` (an instance id or a server IP), `result` (`success`,
+     * `failure`, `running`), `from` and `to` (ISO instants, on the start time), `offset`, `limit` (1..500, default 50).
+     * From the tracing store when the console has one, else from every instance's in-memory log.
+     */
     @Get('api/executions')
     @Header('Cache-Control', 'no-store')
-    async executions(@Query('job') job?: unknown, @Query('limit') limit?: unknown) {
-      const jobName = text(job, 'job');
-      if (jobName !== undefined && jobName !== '') await answer(async () => checkJobName(jobName, 'executions', 'job'));
-      const query = {
-        ...(jobName === undefined || jobName === '' ? {} : { jobName }),
-        limit: integer(text(limit, 'limit'), 'limit', 50, 1, 500),
-      };
+    async executions(
+      @Query('job') job?: unknown,
+      @Query('item') item?: unknown,
+      @Query('instance') instance?: unknown,
+      @Query('result') result?: unknown,
+      @Query('from') from?: unknown,
+      @Query('to') to?: unknown,
+      @Query('offset') offset?: unknown,
+      @Query('limit') limit?: unknown,
+    ) {
+      const query = executionQuery('executions', { job, item, instance, result, from, to, offset, limit }, 50);
+      return this.readExecutions(query);
+    }
+
+    /** The latest failed items (`job`, `limit` 1..500, default 20), with their errors and stacks. */
+    @Get('api/failures')
+    @Header('Cache-Control', 'no-store')
+    async failures(@Query('job') job?: unknown, @Query('limit') limit?: unknown) {
+      return this.readExecutions(executionQuery('failures', { job, limit, result: 'failure' }, 20));
+    }
+
+    private async readExecutions(query: ExecutionHistoryQuery) {
       try {
-        const executions = await this.state.executions(query);
-        return { enabled: executions !== undefined, executions: executions ?? [] };
+        return { enabled: true, ...(await this.state.executions(query)) };
       } catch (error) {
+        if (this.state.historySource === 'cluster') throw httpError(error);
         // The store's trouble (a database away, a slow query) is not the console's: said as such.
         throw httpError(
           new DependencyUnavailableError(

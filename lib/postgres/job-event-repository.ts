@@ -134,12 +134,28 @@ interface ExecutionRow {
  */
 export async function readRecentExecutions(pool: Pool, query: ExecutionHistoryQuery): Promise<ExecutionRecord[]> {
   const limit = Math.min(Math.max(1, Math.floor(query.limit)), MAX_EXECUTIONS_READ);
-  const where = query.jobName === undefined ? '' : 'WHERE job_name = $2 ';
+  const offset = Math.max(0, Math.floor(query.offset ?? 0));
+  // Every filter a parameter; the table keeps the IP only, so an instance id matches its IP.
+  const values: unknown[] = [limit, offset];
+  const where: string[] = [];
+  const add = (condition: string, value: unknown): void => {
+    values.push(value);
+    where.push(condition.replace('?', `$${values.length}`));
+  };
+  if (query.jobName !== undefined) add('job_name = ?', query.jobName);
+  if (query.item !== undefined) add('sharding_item = ?', query.item);
+  if (query.instance !== undefined) add('ip = ?', query.instance.split('@-@')[0]);
+  if (query.result === 'running') where.push('complete_time IS NULL');
+  if (query.result === 'success') where.push('complete_time IS NOT NULL AND is_success');
+  if (query.result === 'failure') where.push('complete_time IS NOT NULL AND NOT is_success');
+  if (query.from !== undefined) add('start_time >= ?', query.from);
+  if (query.to !== undefined) add('start_time < ?', query.to);
   const text =
     'SELECT id, job_name, sharding_item, execution_source, ip, hostname, start_time, complete_time, is_success, ' +
-    `failure_cause FROM JOB_EXECUTION_LOG ${where}ORDER BY start_time DESC NULLS LAST, id LIMIT $1`;
+    `failure_cause FROM JOB_EXECUTION_LOG ${where.length ? `WHERE ${where.join(' AND ')} ` : ''}` +
+    'ORDER BY start_time DESC NULLS LAST, id LIMIT $1 OFFSET $2';
   try {
-    const result = await pool.query<ExecutionRow>(text, query.jobName === undefined ? [limit] : [limit, query.jobName]);
+    const result = await pool.query<ExecutionRow>(text, values);
     return result.rows.map((row) => ({
       id: row.id,
       jobName: row.job_name,

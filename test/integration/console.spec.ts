@@ -298,7 +298,9 @@ describe('web console over HTTP', () => {
       expect(text).not.toContain('s3cret');
       expect(text).not.toContain(digest);
     }
-    expect(JSON.parse(answers[5]!)).toEqual({ enabled: false, executions: [] });
+    // No tracing store: the executions come from the instances' in-memory logs (this app's one instance).
+    expect(JSON.parse(answers[5]!)).toMatchObject({ enabled: true, source: 'cluster', missing: [] });
+    expect(JSON.parse(answers[5]!).answered).toHaveLength(1);
   });
 
   it('refuses bad options at forRoot(), before anything runs', () => {

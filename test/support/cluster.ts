@@ -11,6 +11,8 @@ export interface RunEvent {
   abortedAt: number | null;
   /** The one-off job's: the job parameter of the run. */
   jobParameter?: string;
+  /** The run threw (`failOnce`). */
+  failed?: true;
 }
 
 export interface StartEvent {
@@ -31,6 +33,8 @@ export interface ClusterOptions {
   workMs?: number;
   failover?: boolean;
   monitorExecution?: boolean;
+  /** Items that fail (throw) the first time they run in the process; they succeed when run again. */
+  failOnce?: number[];
   /** The server IP the instance registers as (default: the machine's). */
   ip?: string;
   /** `once`: the app has a distribute-once job listener (its calls are `once-started` / `once-completed` events). */
@@ -64,6 +68,7 @@ export class ClusterInstance extends LineProcess {
         JOB_WORK_MS: String(options.workMs ?? 20),
         JOB_FAILOVER: String(options.failover ?? false),
         JOB_MONITOR: String(options.monitorExecution ?? true),
+        ...(options.failOnce ? { JOB_FAIL_ONCE: options.failOnce.join(',') } : {}),
         ...(options.ip ? { INSTANCE_IP: options.ip } : {}),
         ...(options.listener ? { JOB_LISTENER: options.listener } : {}),
         ...(options.type ? { JOB_TYPE: options.type } : {}),

@@ -1,3 +1,4 @@
+import type { ExecutionRecord } from '../../interfaces/execution-history.interface.js';
 import type { JobBriefInfo, JobBriefStatus, JobServerInfo, ShardingInfo } from '../../lifecycle/lifecycle.types.js';
 
 /**
@@ -37,6 +38,14 @@ export interface ConsoleJobDetail {
   sharding: ShardingInfo[];
   servers: JobServerInfo[];
 }
+
+/**
+ * Executions for the page: from the app's tracing store (`database`), or gathered from every instance's in-memory log
+ * (`cluster`), then with the instances that answered and those that did not in time.
+ */
+export type ConsoleExecutions =
+  | { source: 'database'; executions: ExecutionRecord[] }
+  | { source: 'cluster'; executions: ExecutionRecord[]; answered: string[]; missing: string[] };
 
 /** What the page is told over its live stream. */
 export type ConsoleChange =

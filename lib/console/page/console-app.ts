@@ -11,7 +11,10 @@ import type { ConsoleKit, ConsolePanel } from './console-kit.js';
  */
 export function consoleApp(
   kit: ConsoleKit,
-  panels: Record<'jobs' | 'detail' | 'executions' | 'servers' | 'editor', (kit: ConsoleKit) => ConsolePanel>,
+  panels: Record<
+    'jobs' | 'detail' | 'executions' | 'servers' | 'editor' | 'failures',
+    (kit: ConsoleKit) => ConsolePanel
+  >,
 ): void {
   const { base, state, PAGE_SIZE, actionsEnabled, h, reload } = kit;
   const root = document.getElementById('console')!;
@@ -20,6 +23,8 @@ export function consoleApp(
   const executions = panels.executions(kit);
   const servers = panels.servers(kit);
   const editor = panels.editor(kit);
+  const failures = panels.failures(kit);
+  const loadFailures = failures.load;
   const [loadJobs, loadDetail, loadServers, loadExecutions] = [jobs.load, detail.load, servers.load, executions.load];
 
   // ------------------------------------------------------------------ navigation
@@ -29,7 +34,7 @@ export function consoleApp(
     jobs.render();
     editor.render();
     void loadDetail().then(() => document.getElementById('detail-title')?.focus());
-    reload([loadExecutions]);
+    reload([loadExecutions, loadFailures]);
   };
   kit.navigation.reloadDetail = (): void => reload([loadDetail]);
   kit.navigation.page = (direction: number): void => {
@@ -74,6 +79,12 @@ export function consoleApp(
       h('section', { 'aria-label': 'Job configuration editor', class: 'panel', id: 'editor', hidden: true }),
       h(
         'section',
+        { 'aria-labelledby': 'failures-title', class: 'panel wide' },
+        h('h2', { id: 'failures-title' }, 'Failures'),
+        h('div', { id: 'failures' }),
+      ),
+      h(
+        'section',
         { 'aria-labelledby': 'executions-title', class: 'panel wide' },
         h('h2', { id: 'executions-title' }, 'Executions'),
         h('div', { id: 'executions' }),
@@ -110,7 +121,8 @@ export function consoleApp(
   }
   detail.render();
   executions.render();
-  reload([loadJobs, loadDetail, loadServers, loadExecutions]);
+  failures.render();
+  reload([loadJobs, loadDetail, loadServers, loadExecutions, loadFailures]);
 
   // ------------------------------------------------------------------ live changes (pushed, not polled)
   const setLive = (live: boolean) => {
@@ -130,6 +142,19 @@ export function consoleApp(
       reload(loads_);
     }, 100);
   };
+  let historyAt = 0;
+  let historyPending: number | undefined;
+  const historySoon = () => {
+    if (historyPending !== undefined) return;
+    historyPending = window.setTimeout(
+      () => {
+        historyPending = undefined;
+        historyAt = Date.now();
+        soon(loadExecutions, loadFailures);
+      },
+      Math.max(0, historyAt + 3000 - Date.now()),
+    );
+  };
   const events = new EventSource(`${base}/api/changes`);
   events.addEventListener('open', () => setLive(true));
   events.addEventListener('error', () => setLive(false));
@@ -138,11 +163,13 @@ export function consoleApp(
     if (change.type === 'jobs') {
       // The list's page and its status counts may change with any job; the server reads only the changed ones.
       soon(loadJobs, loadServers);
+      // The instances' logs are asked through ZooKeeper: at most every few seconds, on the jobs' changes.
+      if (kit.historySource === 'cluster') historySoon();
       if (state.selected && (change.jobNames ?? []).includes(state.selected)) soon(loadDetail);
     } else if (change.type === 'resync') {
-      soon(loadJobs, loadDetail, loadServers, loadExecutions);
+      soon(loadJobs, loadDetail, loadServers, loadExecutions, loadFailures);
     } else if (change.type === 'executions') {
-      soon(loadExecutions);
+      soon(loadExecutions, loadFailures);
     } else if (change.type === 'connection') {
       setLive(change.connected === true);
     }

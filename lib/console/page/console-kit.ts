@@ -23,7 +23,8 @@ export function consoleKit() {
   const meta = (name: string): string => document.querySelector(`meta[name="${name}"]`)?.getAttribute('content') ?? '';
   const token = meta('elastic-job-csrf');
   const actionsEnabled = meta('elastic-job-actions') === 'true';
-  const historyEnabled = meta('elastic-job-history') === 'true';
+  /** Where executions come from: the app's tracing store, or every instance's in-memory log. */
+  const historySource = meta('elastic-job-history') === 'database' ? 'database' : 'cluster';
   const PAGE_SIZE = 50;
 
   const state = {
@@ -35,6 +36,10 @@ export function consoleKit() {
     detail: undefined as Detail | undefined,
     servers: [] as Server[],
     executions: [] as Execution[],
+    /** The instances whose logs answered the last executions query, and those that did not (cluster history). */
+    answered: [] as string[],
+    missing: [] as string[],
+    failures: [] as Execution[],
     live: false,
   };
 
@@ -126,7 +131,7 @@ export function consoleKit() {
 
   // Answers can come back out of order (a filter typed while a pushed reload is under way): only the answer to the
   // latest request of each kind is shown.
-  const latest = { jobs: 0, detail: 0, executions: 0 };
+  const latest = { jobs: 0, detail: 0, executions: 0, failures: 0 };
   function reload(what: Array<() => Promise<void>>) {
     for (const load of what) load().catch((error: Error) => say(error.message, 'error'));
   }
@@ -167,7 +172,7 @@ export function consoleKit() {
   return {
     base,
     actionsEnabled,
-    historyEnabled,
+    historySource,
     PAGE_SIZE,
     state,
     latest,

@@ -3,6 +3,7 @@ import { configEditor } from './config-editor.js';
 import { consoleKit } from './console-kit.js';
 import { detailPanel } from './detail-panel.js';
 import { executionsPanel } from './executions-panel.js';
+import { failuresPanel } from './failures-panel.js';
 import { jobsPanel } from './jobs-panel.js';
 import { serversPanel } from './servers-panel.js';
 
@@ -18,6 +19,7 @@ export const CONSOLE_SCRIPT =
   `  executions: ${executionsPanel.toString()},\n` +
   `  servers: ${serversPanel.toString()},\n` +
   `  editor: ${configEditor.toString()},\n` +
+  `  failures: ${failuresPanel.toString()},\n` +
   `});\n`;
 
 function escapeHtml(text: string): string {
@@ -33,7 +35,7 @@ export function consoleHtml(page: {
   title: string;
   csrfToken: string;
   actions: boolean;
-  history: boolean;
+  history: 'database' | 'cluster';
 }): string {
   const assets = escapeHtml(page.assets);
   return `<!doctype html>

@@ -1,5 +1,5 @@
 /// <reference lib="dom" />
-import type { ExecutionRecord } from '../../interfaces/execution-history.interface.js';
+import type { ConsoleExecutions } from '../model/console-model.js';
 import type { Wire } from '../../util/wire.js';
 import type { ConsoleKit, ConsolePanel } from './console-kit.js';
 
@@ -9,30 +9,25 @@ import type { ConsoleKit, ConsolePanel } from './console-kit.js';
  * outside its own body but its parameters (no module-level names; imports of types only, which compile to nothing).
  */
 export function executionsPanel(kit: ConsoleKit): ConsolePanel {
-  type Execution = Wire<ExecutionRecord>;
-  const { state, latest, historyEnabled, h, table, badge, time, replace, get } = kit;
+  type Executions = Wire<ConsoleExecutions>;
+  const { state, latest, historySource, h, table, badge, time, replace, get } = kit;
   async function loadExecutions() {
-    if (!historyEnabled) return;
     const query = new URLSearchParams({ limit: '50' });
     if (state.selected) query.set('job', state.selected);
     const asked = ++latest.executions;
-    const { executions } = await get<{ executions: Execution[] }>(`executions?${query}`);
+    const answer = await get<Executions>(`executions?${query}`);
     if (asked !== latest.executions) return;
-    state.executions = executions;
+    state.executions = answer.executions;
+    state.answered = answer.source === 'cluster' ? answer.answered : [];
+    state.missing = answer.source === 'cluster' ? answer.missing : [];
     renderExecutions();
   }
   function renderExecutions() {
-    if (!historyEnabled) {
-      replace(
-        'executions',
-        h(
-          'p',
-          { class: 'hint' },
-          'No execution history: configure tracing (postgresTracing) and the console’s executionHistory.',
-        ),
-      );
-      return;
-    }
+    const from =
+      historySource === 'database'
+        ? 'From the tracing database.'
+        : `From the in-memory logs of ${state.answered.length} instance(s)` +
+          (state.missing.length ? `; not answering: ${state.missing.join(', ')}.` : '.');
     const rows = state.executions.map((execution) => {
       const started = execution.startTime ? new Date(execution.startTime).getTime() : undefined;
       const ended = execution.completeTime ? new Date(execution.completeTime).getTime() : undefined;
@@ -63,6 +58,7 @@ export function executionsPanel(kit: ConsoleKit): ConsolePanel {
     });
     replace(
       'executions',
+      h('p', { class: 'hint', id: 'executions-source' }, from),
       table(
         state.selected ? `Recent executions of ${state.selected}` : 'Recent executions',
         ['Started', 'Job', 'Item', 'Source', 'Result', 'Duration', 'Server', 'Failure cause'],
