@@ -56,8 +56,11 @@ describe('console failures without a database, on a three-process cluster', () =
       const owner = cluster.find((instance) => instance.runs().some((run) => run.item === 2 && run.failed))!;
 
       const page = await browser.newPage({ viewport: { width: 1280, height: 1000 } });
-      await page.goto(`http://127.0.0.1:${port}/elastic-job`);
+      await page.goto(`http://127.0.0.1:${port}/elastic-job#invoice-export`);
       await expect.poll(() => page.locator('#live').textContent(), { timeout: 20_000 }).toBe('live');
+      // ElasticJob's status says OK; the job's header says what it leaves out.
+      await expect.poll(() => page.locator('#detail h2 .badge').first().textContent()).toBe('OK');
+      await expect.poll(() => page.locator('#failing').textContent(), { timeout: 20_000 }).toBe('FAILING: ITEM 2');
       const failure = page.locator('#failures tbody tr[data-job="invoice-export"][data-item="2"]');
       await expect.poll(() => failure.count(), { timeout: 20_000 }).toBe(1);
       await expect
@@ -74,6 +77,11 @@ describe('console failures without a database, on a three-process cluster', () =
       // Run again: item 2 only, on its owner, and it succeeds there.
       await failure.getByRole('button', { name: 'Run item 2 of invoice-export again' }).click();
       await page.getByRole('button', { name: 'Confirm' }).click();
+      // The banner says what was done, then goes by itself.
+      await expect
+        .poll(() => page.locator('#toast p').textContent())
+        .toMatch(/^asked .* to run item 2 of invoice-export again/);
+      await expect.poll(() => page.locator('#toast p').count(), { timeout: 10_000 }).toBe(0);
       await waitForRuns(cluster, () => runs().length >= 7, 30_000, 'the rerun');
       const rerun = runs()
         .slice(0)
@@ -94,6 +102,35 @@ describe('console failures without a database, on a three-process cluster', () =
         .toEqual(['SUCCESS', 'FAILURE']);
       const zk = await observer(namespace);
       expect((await zk.getChildren('/invoice-export/rerun')) ?? []).toEqual([]);
+      // Item 2 ran again and succeeded: no longer failing; a disabled item is said.
+      await expect.poll(() => page.locator('#failing').count(), { timeout: 20_000 }).toBe(0);
+      await operator.disableItem('invoice-export', 5);
+      await expect
+        .poll(() => page.locator('#items-disabled').textContent(), { timeout: 20_000 })
+        .toBe('1 ITEM(S) DISABLED');
+
+      // Every table fits at a laptop's and a phone's width: no sideways scrolling, no button cut off.
+      for (const viewport of [
+        { width: 1280, height: 1000 },
+        { width: 390, height: 844 },
+      ]) {
+        await page.setViewportSize(viewport);
+        await page.goto('about:blank'); // a load, not a jump to the fragment
+        await page.goto(`http://127.0.0.1:${port}/elastic-job#invoice-export`);
+        await page.locator('#detail h2', { hasText: 'invoice-export' }).waitFor();
+        await expect.poll(() => page.locator('#failures tbody tr[data-item="2"]').count(), { timeout: 20_000 }).toBe(1);
+        const overflow = await page.evaluate((width) => {
+          const wide = Array.from(document.querySelectorAll<HTMLElement>('.table-wrap'))
+            .filter((wrap) => wrap.scrollWidth > wrap.clientWidth + 1)
+            .map((wrap) => wrap.querySelector('caption')?.textContent ?? '?');
+          const cut = Array.from(document.querySelectorAll<HTMLElement>('button'))
+            .filter((button) => button.offsetParent !== null && button.getBoundingClientRect().right > width)
+            .map((button) => button.getAttribute('aria-label') ?? button.textContent);
+          return { page: document.documentElement.scrollWidth > width, wide, cut };
+        }, viewport.width);
+        await page.screenshot({ path: `${SCREENSHOTS}/console-${viewport.width}.png`, fullPage: true });
+        expect(overflow, `${viewport.width} px`).toEqual({ page: false, wide: [], cut: [] });
+      }
       await page.close();
     } finally {
       await operator.close();

@@ -37,6 +37,7 @@ export function consoleApp(
     reload([loadExecutions, loadFailures]);
   };
   kit.navigation.reloadDetail = (): void => reload([loadDetail]);
+  kit.navigation.executionsChanged = (): void => detail.render();
   kit.navigation.page = (direction: number): void => {
     state.offset = Math.max(0, state.offset + direction * PAGE_SIZE);
     reload([loadJobs]);

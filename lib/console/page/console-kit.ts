@@ -63,6 +63,11 @@ export function consoleKit() {
   }
   /** `caption` is read out by screen readers; shown too unless the section's heading already says it. */
   function table(caption: string, headers: string[], rows: HTMLElement[], empty: string, showCaption = true) {
+    // Each cell names its column: narrow screens show rows as cards, a label before each value.
+    for (const row of rows)
+      Array.from(row.children).forEach((cell, index) => {
+        if (headers[index] && index > 0) cell.setAttribute('data-label', headers[index]);
+      });
     return h(
       'div',
       { class: 'table-wrap' },
@@ -70,7 +75,22 @@ export function consoleKit() {
         'table',
         {},
         h('caption', { class: showCaption ? undefined : 'visually-hidden' }, caption),
-        h('thead', {}, h('tr', {}, ...headers.map((header) => h('th', { scope: 'col' }, header)))),
+        h(
+          'thead',
+          {},
+          h(
+            'tr',
+            {},
+            // A column of numbers has its heading over them, on the right.
+            ...headers.map((header, index) =>
+              h(
+                'th',
+                { scope: 'col', class: rows[0]?.children[index]?.classList.contains('num') ? 'num' : undefined },
+                header,
+              ),
+            ),
+          ),
+        ),
         h('tbody', {}, ...(rows.length ? rows : [h('tr', {}, h('td', { colspan: String(headers.length) }, empty))])),
       ),
     );
@@ -125,8 +145,25 @@ export function consoleKit() {
       return `${response.status} ${response.statusText}`;
     }
   }
+  let toastTimer: number | undefined;
+  /** A banner that goes by itself after a few seconds (an error stays longer), or at its close button. */
   function say(message: string, kind: 'ok' | 'error' = 'ok') {
-    replace('toast', h('p', { class: `toast toast-${kind}` }, message));
+    clearTimeout(toastTimer);
+    const close = () => {
+      clearTimeout(toastTimer);
+      replace('toast');
+    };
+    replace(
+      'toast',
+      h(
+        'p',
+        { class: `toast toast-${kind}` },
+        message,
+        ' ',
+        button('×', close, { class: 'link', 'aria-label': 'Dismiss message' }),
+      ),
+    );
+    toastTimer = window.setTimeout(close, kind === 'error' ? 10_000 : 4_000);
   }
 
   // Answers can come back out of order (a filter typed while a pushed reload is under way): only the answer to the
@@ -167,6 +204,7 @@ export function consoleKit() {
     page: (direction: number): void => void direction,
     edit: (): void => undefined,
     reloadDetail: (): void => undefined,
+    executionsChanged: (): void => undefined,
   };
 
   return {

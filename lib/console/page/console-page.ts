@@ -63,7 +63,10 @@ export function consoleHtml(page: {
 `;
 }
 
-/** Readable on a laptop and a phone: two columns when there is room, one otherwise; tables scroll on their own. */
+/**
+ * Readable on a laptop and a phone: two columns when there is room, one otherwise; on a phone each table row is a
+ * card with its columns named, so nothing scrolls sideways.
+ */
 export const CONSOLE_STYLE = `
 :root { color-scheme: light dark; --fg: #1d2330; --muted: #5b6478; --bg: #f6f7fb; --panel: #fff; --line: #d9dde7;
   --accent: #2457c5; --ok: #1b7f3b; --warn: #a15c00; --bad: #b3261e; font: 15px/1.45 system-ui, sans-serif; }
@@ -76,7 +79,8 @@ header { display: flex; flex-wrap: wrap; align-items: center; gap: .5rem 1rem; p
 h1 { font-size: 1.2rem; margin: 0 auto 0 0; }
 h2 { font-size: 1.05rem; margin: 0 0 .5rem; }
 main { display: grid; gap: 1rem; padding: 1rem; grid-template-columns: minmax(0, 1fr); }
-@media (min-width: 1000px) { main { grid-template-columns: minmax(0, 1fr) minmax(0, 1fr); } .wide { grid-column: 1 / -1; } }
+/* Side by side only where the job's tables (items and servers with their action buttons) still fit beside the list. */
+@media (min-width: 1600px) { main { grid-template-columns: minmax(0, 1fr) minmax(0, 1fr); } .wide { grid-column: 1 / -1; } }
 .panel { background: var(--panel); border: 1px solid var(--line); border-radius: 8px; padding: 1rem; min-width: 0; }
 .filters { display: flex; flex-wrap: wrap; gap: .5rem; align-items: center; margin-bottom: .5rem; }
 input, select, button { font: inherit; color: inherit; }
@@ -104,7 +108,19 @@ tr[aria-current="true"] { background: color-mix(in srgb, var(--accent) 12%, tran
 .pill-live { color: var(--ok); border-color: var(--ok); }
 .pill-down { color: var(--bad); border-color: var(--bad); }
 .buttons { display: flex; flex-wrap: wrap; gap: .4rem; margin: .25rem 0 .75rem; }
-td.buttons { margin: 0; }
+/* A cell of buttons stays a table cell (flex would take it out of the row's columns). */
+td.buttons { display: table-cell; margin: 0; }
+td.buttons > * + * { margin-left: .4rem; }
+td time, td.wrap { white-space: normal; }
+/* Narrow screens: each row a card, each cell with its column's name, nothing to scroll sideways. */
+@media (max-width: 700px) {
+  .table-wrap table, .table-wrap tbody, .table-wrap tr, .table-wrap th, .table-wrap td { display: block; }
+  .table-wrap thead { position: absolute; width: 1px; height: 1px; overflow: hidden; clip-path: inset(50%); }
+  .table-wrap tr { border-bottom: 1px solid var(--line); padding: .35rem 0; }
+  .table-wrap th, .table-wrap td { border: 0; padding: .1rem 0; white-space: normal; text-align: left; }
+  .table-wrap [data-label]::before { content: attr(data-label) ": "; color: var(--muted); }
+  td.cause { max-width: none; }
+}
 .pager { display: flex; align-items: center; gap: .75rem; }
 .config { display: grid; grid-template-columns: max-content minmax(0, 1fr); gap: .2rem 1rem; margin: .5rem 0 1rem; }
 .config dt { color: var(--muted); }

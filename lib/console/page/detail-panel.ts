@@ -114,9 +114,30 @@ export function detailPanel(kit: ConsoleKit): ConsolePanel {
       );
     });
     const actions = ['Item', 'Status', 'Instance', 'Server', 'Failover', ...(actionsEnabled ? ['Action'] : [])];
+    /**
+     * What ElasticJob's status leaves out (it reads OK): items disabled, and items whose latest run here failed (from
+     * the executions the page has of this job).
+     */
+    function attention() {
+      const disabled = detail!.sharding.filter((item) => item.status === 'DISABLED').length;
+      const latest = new Map<number, boolean>();
+      for (const execution of state.executions) {
+        if (execution.jobName !== job.jobName || execution.success === undefined) continue;
+        if (!latest.has(execution.item)) latest.set(execution.item, execution.success); // newest first
+      }
+      const failing = [...latest].filter(([, success]) => !success).map(([item]) => item);
+      return [
+        disabled
+          ? h('span', { class: 'badge badge-disabled', id: 'items-disabled' }, `${disabled} ITEM(S) DISABLED`)
+          : '',
+        failing.length
+          ? h('span', { class: 'badge badge-failure', id: 'failing' }, `FAILING: ITEM ${failing.sort().join(', ')}`)
+          : '',
+      ].flatMap((badgeOrNothing) => (badgeOrNothing ? [' ', badgeOrNothing] : []));
+    }
     replace(
       'detail',
-      h('h2', { id: 'detail-title', tabindex: '-1' }, job.jobName, ' ', badge(job.status)),
+      h('h2', { id: 'detail-title', tabindex: '-1' }, job.jobName, ' ', badge(job.status), ...attention()),
       actionsEnabled
         ? h(
             'div',

@@ -21,6 +21,7 @@ export function executionsPanel(kit: ConsoleKit): ConsolePanel {
     state.answered = answer.source === 'cluster' ? answer.answered : [];
     state.missing = answer.source === 'cluster' ? answer.missing : [];
     renderExecutions();
+    kit.navigation.executionsChanged();
   }
   function renderExecutions() {
     const from =
