@@ -12,6 +12,7 @@ import {
 } from '../../lib/index.js';
 import { CSRF_HEADER, ElasticJobConsoleModule } from '../../lib/console/index.js';
 import { appOptions } from '../support/app.js';
+import { javaReads } from '../support/java-config-peer.js';
 import { eventually, startRegistry, uniqueNamespace } from '../support/zk.js';
 
 /**
@@ -27,7 +28,7 @@ afterEach(async () => {
 
 @Injectable()
 class ReportJob {
-  @ShardedJob({ jobName: 'report', cron: '0 0 3 * * *', timeZone: 'Europe/Berlin', shardingTotalCount: 4 })
+  @ShardedJob({ jobName: 'report', cron: '0 0 3 * * *', timeZone: 'Etc/GMT-8', shardingTotalCount: 4 })
   run(): void {}
 }
 
@@ -114,13 +115,17 @@ describe('console configuration editing', () => {
         "jobParameter: 'full'",
         'failover: true',
         "description: 'nightly'",
-        'timeZone: Europe/Berlin',
+        'timeZone: GMT+08:00',
       ])
         expect(after.split('\n')).toContain(line);
       expect(before).not.toEqual(after);
-      // The running instance follows: it rescheduled to 04:30 in Berlin.
+      // What a Java ElasticJob instance reads from the node (SnakeYAML into its POJO, Quartz's cron, its checks).
+      expect(javaReads([after])[0]).toMatchObject({
+        fields: { cron: '0 30 4 * * ?', shardingTotalCount: 6, jobParameter: 'full', failover: true },
+      });
+      // The running instance follows: it rescheduled to 04:30 in its zone (UTC+8).
       const berlinTime = (time: Date | undefined) =>
-        time?.toLocaleTimeString('en-GB', { timeZone: 'Europe/Berlin', hour12: false });
+        time?.toLocaleTimeString('en-GB', { timeZone: 'Etc/GMT-8', hour12: false });
       await eventually(
         () => berlinTime(app.get(ElasticJobRegistry).getJobStatus('report').nextFireTime),
         (time) => time === '04:30:00',
