@@ -1,4 +1,12 @@
-import { type CanActivate, type ExecutionContext, ForbiddenException, Inject, Injectable } from '@nestjs/common';
+import {
+  BadRequestException,
+  type CanActivate,
+  type ExecutionContext,
+  ForbiddenException,
+  Inject,
+  Injectable,
+} from '@nestjs/common';
+import { describeError } from '../errors/elastic-job.errors.js';
 import { timingSafeEqual } from 'node:crypto';
 import { ConsoleStateService } from './console-state.service.js';
 
@@ -43,7 +51,19 @@ export class ConsoleActionGuard implements CanActivate {
   canActivate(context: ExecutionContext): boolean {
     if (!this.state.options.actions)
       throw new ForbiddenException('The console is read-only: actions are off (ElasticJobConsoleModule actions: true)');
-    const request = context.switchToHttp().getRequest<HeaderBag>();
+    const request = context.switchToHttp().getRequest<HeaderBag & { query?: Record<string, unknown> }>();
+    // Another registry is read-only unless its entry says otherwise.
+    const registry = request.query?.registry;
+    let actionsThere: boolean;
+    try {
+      actionsThere = this.state.namespace(typeof registry === 'string' ? registry : undefined).actions;
+    } catch (error) {
+      throw new BadRequestException(describeError(error));
+    }
+    if (!actionsThere)
+      throw new ForbiddenException(
+        `The registry '${String(registry)}' is read-only here: give its entry in the console's registries actions: true`,
+      );
     const sent = Buffer.from(header(request, CSRF_HEADER) ?? '');
     const cookie = Buffer.from(csrfCookie(request) ?? '');
     if (cookie.length === 0 || sent.length !== cookie.length || !timingSafeEqual(sent, cookie))

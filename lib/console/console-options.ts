@@ -1,5 +1,6 @@
 import type { CanActivate, InjectionToken, Type } from '@nestjs/common';
-import { JobConfigurationError } from '../errors/elastic-job.errors.js';
+import { describeError, JobConfigurationError } from '../errors/elastic-job.errors.js';
+import { validateZookeeperOptions } from '../registry/zookeeper-settings.js';
 
 /** Options of `ElasticJobConsoleModule.forRoot()`. */
 export interface ElasticJobConsoleOptions {
@@ -28,7 +29,30 @@ export interface ElasticJobConsoleOptions {
    * `email` or `id`); undefined when there is none.
    */
   auditUser?: (request: ConsoleRequest) => string | undefined;
+  /**
+   * Other registries and namespaces the page can switch to, beside the app's own (named `app`), as ElasticJob-UI
+   * connects to several. Read-only unless an entry says `actions: true` (and `actions` is on). The console opens a
+   * ZooKeeper session for each when first asked, and closes it at shutdown.
+   */
+  registries?: ConsoleRegistryOption[];
 }
+
+/** A registry and namespace the console can show besides the app's own. */
+export interface ConsoleRegistryOption {
+  /** Shown in the page's switcher and used as `?registry=`: letters, digits, `-_.`, at most 64; not `app`. */
+  name: string;
+  /** ZooKeeper's `host:port[,host:port]`. */
+  serverLists: string;
+  namespace: string;
+  /** `user:password`, when the namespace has a digest ACL. */
+  digest?: string;
+  /** The page may act on this namespace (trigger, disable, edit, ...). Default false. */
+  actions?: boolean;
+}
+
+/** The name of the app's own registry among the console's. */
+export const APP_REGISTRY = 'app';
+const REGISTRY_NAME = /^[A-Za-z0-9_.-]{1,64}$/;
 
 /** The HTTP request an action came with, as the console reads it (Express and Fastify requests both fit). */
 export interface ConsoleRequest {
@@ -57,6 +81,7 @@ export interface ResolvedConsoleOptions {
   executionHistory: InjectionToken | undefined;
   title: string;
   auditUser: (request: ConsoleRequest) => string | undefined;
+  registries: ConsoleRegistryOption[];
 }
 
 export const CONSOLE_OPTIONS = Symbol('ELASTIC_JOB_CONSOLE_OPTIONS');
@@ -99,6 +124,35 @@ export function resolveConsoleOptions(
     fail('title', 'must be a string of at most 100 characters');
   if (options.auditUser !== undefined && typeof options.auditUser !== 'function')
     fail('auditUser', 'must be a function of the request returning the user name (or undefined)');
+  const registries = options.registries ?? [];
+  if (!Array.isArray(registries))
+    fail('registries', 'must be a list of { name, serverLists, namespace, digest?, actions? }');
+  const names = new Set<string>([APP_REGISTRY]);
+  registries.forEach((entry, index) => {
+    const field = `registries[${index}]`;
+    if (typeof entry !== 'object' || entry === null)
+      fail(field, 'must be { name, serverLists, namespace, digest?, actions? }');
+    const unknown = Object.keys(entry).filter(
+      (key) => !['name', 'serverLists', 'namespace', 'digest', 'actions'].includes(key),
+    );
+    if (unknown.length > 0)
+      fail(`${field}.${unknown[0]}`, 'is not an option: name, serverLists, namespace, digest, actions');
+    if (typeof entry.name !== 'string' || !REGISTRY_NAME.test(entry.name))
+      fail(`${field}.name`, `must be letters, digits and -_. (at most 64), got ${JSON.stringify(entry.name)}`);
+    if (names.has(entry.name))
+      fail(
+        `${field}.name`,
+        `'${entry.name}' is taken (${entry.name === APP_REGISTRY ? "the app's own registry" : 'another entry'})`,
+      );
+    names.add(entry.name);
+    try {
+      validateZookeeperOptions({ serverLists: entry.serverLists, namespace: entry.namespace, digest: entry.digest });
+    } catch (error) {
+      fail(field, describeError(error));
+    }
+    if (entry.actions !== undefined && typeof entry.actions !== 'boolean')
+      fail(`${field}.actions`, `must be true or false, got ${JSON.stringify(entry.actions)}`);
+  });
   return {
     path,
     actions,
@@ -106,5 +160,6 @@ export function resolveConsoleOptions(
     executionHistory: options.executionHistory,
     title: options.title ?? 'ElasticJob console',
     auditUser: options.auditUser ?? defaultAuditUser,
+    registries: registries.map((entry) => ({ ...entry })),
   };
 }

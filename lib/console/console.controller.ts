@@ -2,6 +2,8 @@ import {
   Body,
   type CanActivate,
   Controller,
+  createParamDecorator,
+  type ExecutionContext,
   Get,
   Header,
   HttpCode,
@@ -29,7 +31,6 @@ import {
   quoteInput,
 } from '../errors/elastic-job.errors.js';
 import { ELASTIC_JOB_ERROR_CODES, errorPayload, isHiddenFromCaller } from '../errors/error-payload.js';
-import type { ElasticJobOperator } from '../lifecycle/elastic-job-operator.js';
 import { JOB_BRIEF_STATUSES } from '../lifecycle/lifecycle.types.js';
 import {
   checkItemNumber,
@@ -45,6 +46,7 @@ import { describeCron, formatFireTimes } from '../schedule/cron-preview.js';
 import type { JobConfigurationChanges } from '../lifecycle/job-configuration.api.js';
 import type { ConsoleRequest, ResolvedConsoleOptions } from './console-options.js';
 import { ConsoleActionGuard, CSRF_COOKIE, csrfCookie } from './console-action.guard.js';
+import type { ConsoleNamespace } from './console-namespace.js';
 import { ConsoleStateService } from './console-state.service.js';
 import { CONSOLE_SCRIPT, CONSOLE_STYLE, consoleHtml } from './page/console-page.js';
 
@@ -162,6 +164,12 @@ async function answer<T>(work: Promise<T> | (() => Promise<T>)): Promise<T> {
   }
 }
 
+/** The `?registry=` a request names (the app's own registry when absent): every route but the page takes it. */
+const Registry = createParamDecorator(
+  (_: unknown, context: ExecutionContext): unknown =>
+    context.switchToHttp().getRequest<{ query?: Record<string, unknown> }>().query?.registry,
+);
+
 function pageHeaders(): MethodDecorator {
   return (target, key, descriptor) => {
     for (const [name, value] of PAGE_HEADERS) Header(name, value)(target, key, descriptor);
@@ -181,8 +189,20 @@ export function createConsoleController(options: ResolvedConsoleOptions): Type<u
   class ElasticJobConsoleController {
     constructor(@Inject(ConsoleStateService) private readonly state: ConsoleStateService) {}
 
-    private get operator(): ElasticJobOperator {
-      return this.state.operator;
+    /** The namespace `?registry=` names; a 400 naming the known ones for another name. */
+    private ns(registry: unknown): ConsoleNamespace {
+      const name = text(registry, 'registry');
+      try {
+        return this.state.namespace(name);
+      } catch (error) {
+        throw httpError(error);
+      }
+    }
+
+    @Get('api/registries')
+    @Header('Cache-Control', 'no-store')
+    registries() {
+      return this.state.registries();
     }
 
     @Get()
@@ -205,7 +225,7 @@ export function createConsoleController(options: ResolvedConsoleOptions): Type<u
         title: this.state.options.title,
         csrfToken: token,
         actions: this.state.options.actions,
-        history: this.state.historySource,
+        history: this.state.namespace(undefined).historySource,
       });
     }
 
@@ -228,6 +248,7 @@ export function createConsoleController(options: ResolvedConsoleOptions): Type<u
     @Get('api/jobs')
     @Header('Cache-Control', 'no-store')
     jobs(
+      @Registry() registry: unknown,
       @Query('name') name?: unknown,
       @Query('status') status?: unknown,
       @Query('offset') offset?: unknown,
@@ -244,7 +265,7 @@ export function createConsoleController(options: ResolvedConsoleOptions): Type<u
         );
       const nameFilter = text(name, 'name');
       return answer(
-        this.state.jobs({
+        this.ns(registry).jobs({
           ...(nameFilter === undefined ? {} : { name: nameFilter }),
           ...(statusFilter ? { status: statusFilter } : {}),
           offset: integer(text(offset, 'offset'), 'offset', 0, 0, Number.MAX_SAFE_INTEGER),
@@ -255,9 +276,10 @@ export function createConsoleController(options: ResolvedConsoleOptions): Type<u
 
     @Get('api/jobs/:name')
     @Header('Cache-Control', 'no-store')
-    async job(@Param('name') name: string) {
+    async job(@Param('name') name: string, @Registry() registry: unknown) {
+      const namespace = this.ns(registry);
       return answer(async () => {
-        const detail = await this.state.job(checkJobName(name, 'job'));
+        const detail = await namespace.job(checkJobName(name, 'job'));
         if (detail === undefined) throw new JobNotFoundError(name);
         return detail;
       });
@@ -265,8 +287,8 @@ export function createConsoleController(options: ResolvedConsoleOptions): Type<u
 
     @Get('api/servers')
     @Header('Cache-Control', 'no-store')
-    servers() {
-      return answer(this.operator.getAllServersBriefInfo());
+    servers(@Registry() registry: unknown) {
+      return answer(this.ns(registry).operator.getAllServersBriefInfo());
     }
 
     /**
@@ -277,6 +299,7 @@ export function createConsoleController(options: ResolvedConsoleOptions): Type<u
     @Get('api/executions')
     @Header('Cache-Control', 'no-store')
     async executions(
+      @Registry() registry: unknown,
       @Query('job') job?: unknown,
       @Query('item') item?: unknown,
       @Query('instance') instance?: unknown,
@@ -287,21 +310,21 @@ export function createConsoleController(options: ResolvedConsoleOptions): Type<u
       @Query('limit') limit?: unknown,
     ) {
       const query = executionQuery('executions', { job, item, instance, result, from, to, offset, limit }, 50);
-      return this.readExecutions(query);
+      return this.readExecutions(this.ns(registry), query);
     }
 
     /** The latest failed items (`job`, `limit` 1..500, default 20), with their errors and stacks. */
     @Get('api/failures')
     @Header('Cache-Control', 'no-store')
-    async failures(@Query('job') job?: unknown, @Query('limit') limit?: unknown) {
-      return this.readExecutions(executionQuery('failures', { job, limit, result: 'failure' }, 20));
+    async failures(@Registry() registry: unknown, @Query('job') job?: unknown, @Query('limit') limit?: unknown) {
+      return this.readExecutions(this.ns(registry), executionQuery('failures', { job, limit, result: 'failure' }, 20));
     }
 
-    private async readExecutions(query: ExecutionHistoryQuery) {
+    private async readExecutions(namespace: ConsoleNamespace, query: ExecutionHistoryQuery) {
       try {
-        return { enabled: true, ...(await this.state.executions(query)) };
+        return { enabled: true, ...(await namespace.executions(query)) };
       } catch (error) {
-        if (this.state.historySource === 'cluster') throw httpError(error);
+        if (namespace.historySource === 'cluster') throw httpError(error);
         // The store's trouble (a database away, a slow query) is not the console's: said as such.
         throw httpError(
           new DependencyUnavailableError(
@@ -332,10 +355,11 @@ export function createConsoleController(options: ResolvedConsoleOptions): Type<u
     }
 
     @Sse('api/changes')
-    changes(): Observable<MessageEvent> {
+    changes(@Registry() registry: unknown): Observable<MessageEvent> {
+      const namespace = this.ns(registry);
       // Ended when the app shuts down: the HTTP server's close waits for open connections, this one included.
       return merge(
-        this.state.listen().pipe(map((change) => ({ data: change }))),
+        this.state.listen(namespace).pipe(map((change) => ({ data: change }))),
         interval(HEARTBEAT_MS).pipe(map(() => ({ data: { type: 'heartbeat' } }))),
       ).pipe(takeUntil(this.state.stopping));
     }
@@ -345,7 +369,8 @@ export function createConsoleController(options: ResolvedConsoleOptions): Type<u
     @Post('api/jobs/:name/trigger')
     @HttpCode(200)
     @UseGuards(ConsoleActionGuard)
-    async trigger(@Param('name') name: string, @Body() body: unknown) {
+    async trigger(@Param('name') name: string, @Body() body: unknown, @Registry() registry: unknown) {
+      const { operator } = this.ns(registry);
       return answer(async () => {
         const jobName = checkJobName(name, 'trigger');
         // A body is optional; when given, it is `{ jobParameter? }` and nothing else.
@@ -353,7 +378,7 @@ export function createConsoleController(options: ResolvedConsoleOptions): Type<u
           throw new InvalidOperationError('trigger', 'body', `must be { jobParameter? }, got ${quoteInput(body)}`);
         if (body) checkKeys(body, ['jobParameter'], 'trigger');
         const jobParameter = checkJobParameter((body as { jobParameter?: unknown } | null)?.jobParameter, 'trigger');
-        const instances = await this.operator.trigger(jobName, jobParameter === undefined ? {} : { jobParameter });
+        const instances = await operator.trigger(jobName, jobParameter === undefined ? {} : { jobParameter });
         return { done: `triggered on ${instances.length} instance(s)`, instances };
       });
     }
@@ -365,7 +390,13 @@ export function createConsoleController(options: ResolvedConsoleOptions): Type<u
     @Put('api/jobs/:name/config')
     @HttpCode(200)
     @UseGuards(ConsoleActionGuard)
-    async updateConfig(@Param('name') name: string, @Body() body: unknown, @Req() request: ConsoleRequest) {
+    async updateConfig(
+      @Param('name') name: string,
+      @Body() body: unknown,
+      @Req() request: ConsoleRequest,
+      @Registry() registry: unknown,
+    ) {
+      const namespace = this.ns(registry);
       return answer(async () => {
         const jobName = checkJobName(name, 'updateJobConfiguration');
         if (typeof body !== 'object' || body === null || Array.isArray(body))
@@ -377,6 +408,7 @@ export function createConsoleController(options: ResolvedConsoleOptions): Type<u
         checkKeys(body, CONSOLE_EDITABLE_FIELDS, 'updateJobConfiguration');
         const by = this.state.options.auditUser(request);
         const { configuration, changed } = await this.state.updateConfiguration(
+          namespace,
           jobName,
           body as JobConfigurationChanges,
           by,
@@ -393,12 +425,13 @@ export function createConsoleController(options: ResolvedConsoleOptions): Type<u
     @Post('api/jobs/:name/:action')
     @HttpCode(200)
     @UseGuards(ConsoleActionGuard)
-    async jobAction(@Param('name') name: string, @Param('action') action: string) {
+    async jobAction(@Param('name') name: string, @Param('action') action: string, @Registry() registry: unknown) {
+      const namespace = this.ns(registry);
       if (action !== 'disable' && action !== 'enable' && action !== 'shutdown')
         throw new NotFoundException(`No job action ${quoteInput(action)}: disable, enable, shutdown or trigger`);
       return answer(async () => {
-        const nodes = await this.operator[action]({ jobName: checkJobName(name, action) });
-        this.state.touched(name);
+        const nodes = await namespace.operator[action]({ jobName: checkJobName(name, action) });
+        namespace.touched(name);
         return { done: `${PAST[action]} ${name} on ${nodes.length} node(s)` };
       });
     }
@@ -407,12 +440,13 @@ export function createConsoleController(options: ResolvedConsoleOptions): Type<u
     @Post('api/jobs/:name/items/:item/rerun')
     @HttpCode(200)
     @UseGuards(ConsoleActionGuard)
-    async rerunItem(@Param('name') name: string, @Param('item') item: string) {
+    async rerunItem(@Param('name') name: string, @Param('item') item: string, @Registry() registry: unknown) {
+      const { operator } = this.ns(registry);
       return answer(async () => {
         const jobName = checkJobName(name, 'rerunItem');
         if (!/^\d+$/.test(item))
           throw new InvalidOperationError('rerunItem', 'item', `must be an integer >= 0, got ${quoteInput(item)}`);
-        const asked = await this.operator.rerunItem(jobName, checkItemNumber(Number(item), 'rerunItem'));
+        const asked = await operator.rerunItem(jobName, checkItemNumber(Number(item), 'rerunItem'));
         return { done: `asked ${asked.instanceId} to run item ${asked.item} of ${jobName} again`, ...asked };
       });
     }
@@ -420,7 +454,13 @@ export function createConsoleController(options: ResolvedConsoleOptions): Type<u
     @Post('api/jobs/:name/items/:item/:action')
     @HttpCode(200)
     @UseGuards(ConsoleActionGuard)
-    async itemAction(@Param('name') name: string, @Param('item') item: string, @Param('action') action: string) {
+    async itemAction(
+      @Param('name') name: string,
+      @Param('item') item: string,
+      @Param('action') action: string,
+      @Registry() registry: unknown,
+    ) {
+      const namespace = this.ns(registry);
       if (action !== 'disable' && action !== 'enable')
         throw new NotFoundException(`No item action ${quoteInput(action)}: disable or enable`);
       const operation = `${action}Item`;
@@ -429,9 +469,9 @@ export function createConsoleController(options: ResolvedConsoleOptions): Type<u
         if (!/^\d+$/.test(item))
           throw new InvalidOperationError(operation, 'item', `must be an integer >= 0, got ${quoteInput(item)}`);
         const index = checkItemNumber(Number(item), operation);
-        if (action === 'disable') await this.operator.disableItem(jobName, index);
-        else await this.operator.enableItem(jobName, index);
-        this.state.touched(name);
+        if (action === 'disable') await namespace.operator.disableItem(jobName, index);
+        else await namespace.operator.enableItem(jobName, index);
+        namespace.touched(name);
         return { done: `${PAST[action]} item ${index} of ${name}` };
       });
     }
@@ -439,13 +479,19 @@ export function createConsoleController(options: ResolvedConsoleOptions): Type<u
     @Post('api/jobs/:name/servers/:ip/:action')
     @HttpCode(200)
     @UseGuards(ConsoleActionGuard)
-    async jobServerAction(@Param('name') name: string, @Param('ip') ip: string, @Param('action') action: string) {
+    async jobServerAction(
+      @Param('name') name: string,
+      @Param('ip') ip: string,
+      @Param('action') action: string,
+      @Registry() registry: unknown,
+    ) {
+      const namespace = this.ns(registry);
       if (action !== 'disable' && action !== 'enable' && action !== 'shutdown')
         throw new NotFoundException(`No server action ${quoteInput(action)}: disable, enable or shutdown`);
       return answer(async () => {
         const target = { jobName: checkJobName(name, action), serverIp: checkServerIp(ip, action, 'ip') };
-        const nodes = await this.operator[action](target);
-        this.state.touched(name);
+        const nodes = await namespace.operator[action](target);
+        namespace.touched(name);
         return { done: `${PAST[action]} ${name} on ${ip} (${nodes.length} node(s))` };
       });
     }
@@ -453,12 +499,13 @@ export function createConsoleController(options: ResolvedConsoleOptions): Type<u
     @Post('api/servers/:ip/:action')
     @HttpCode(200)
     @UseGuards(ConsoleActionGuard)
-    async serverAction(@Param('ip') ip: string, @Param('action') action: string) {
+    async serverAction(@Param('ip') ip: string, @Param('action') action: string, @Registry() registry: unknown) {
+      const namespace = this.ns(registry);
       if (action !== 'disable' && action !== 'enable')
         throw new NotFoundException(`No server action ${quoteInput(action)}: disable or enable`);
       return answer(async () => {
-        const nodes = await this.operator[action]({ serverIp: checkServerIp(ip, action, 'ip') });
-        this.state.touched(undefined);
+        const nodes = await namespace.operator[action]({ serverIp: checkServerIp(ip, action, 'ip') });
+        namespace.touched(undefined);
         return { done: `${PAST[action]} ${ip} in every job (${nodes.length} node(s))` };
       });
     }

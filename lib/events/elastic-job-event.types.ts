@@ -122,6 +122,8 @@ export interface ConfigurationChangedEvent extends JobEventBase {
   by: string | undefined;
   /** Where the change was made. */
   via: 'console';
+  /** The console's registry the job is in, when not the app's own (`ElasticJobConsoleOptions.registries`). */
+  registry?: string;
   /** The changed fields only, each with its stored value before and after. */
   changes: Record<string, { before: unknown; after: unknown }>;
 }

@@ -16,7 +16,7 @@ export function consoleApp(
     (kit: ConsoleKit) => ConsolePanel
   >,
 ): void {
-  const { base, state, PAGE_SIZE, actionsEnabled, h, reload } = kit;
+  const { base, state, PAGE_SIZE, h, reload } = kit;
   const root = document.getElementById('console')!;
   const jobs = panels.jobs(kit);
   const detail = panels.detail(kit);
@@ -49,8 +49,9 @@ export function consoleApp(
       'header',
       {},
       h('h1', {}, document.title),
+      h('span', { id: 'registries' }),
       h('span', { id: 'live', class: 'pill', role: 'status' }, 'connecting…'),
-      h('span', { class: 'pill' }, actionsEnabled ? 'actions on' : 'read-only'),
+      h('span', { id: 'actions-pill', class: 'pill' }, kit.actionsEnabled ? 'actions on' : 'read-only'),
     ),
     h('div', { id: 'toast', role: 'status', 'aria-live': 'polite' }),
     h(
@@ -156,16 +157,14 @@ export function consoleApp(
       Math.max(0, historyAt + 3000 - Date.now()),
     );
   };
-  const events = new EventSource(`${base}/api/changes`);
-  events.addEventListener('open', () => setLive(true));
-  events.addEventListener('error', () => setLive(false));
-  events.addEventListener('message', (message: MessageEvent<string>) => {
+  let events: EventSource | undefined;
+  const onMessage = (message: MessageEvent<string>) => {
     const change = JSON.parse(message.data) as { type: string; jobNames?: string[]; connected?: boolean };
     if (change.type === 'jobs') {
       // The list's page and its status counts may change with any job; the server reads only the changed ones.
       soon(loadJobs, loadServers);
       // The instances' logs are asked through ZooKeeper: at most every few seconds, on the jobs' changes.
-      if (kit.historySource === 'cluster') historySoon();
+      if (state.registry || kit.historySource === 'cluster') historySoon();
       if (state.selected && (change.jobNames ?? []).includes(state.selected)) soon(loadDetail);
     } else if (change.type === 'resync') {
       soon(loadJobs, loadDetail, loadServers, loadExecutions, loadFailures);
@@ -174,5 +173,42 @@ export function consoleApp(
     } else if (change.type === 'connection') {
       setLive(change.connected === true);
     }
+  };
+  /** One live stream, of the registry shown: a switch closes the old one. */
+  const follow = () => {
+    events?.close();
+    events = new EventSource(kit.api('changes'));
+    events.addEventListener('open', () => setLive(true));
+    events.addEventListener('error', () => setLive(false));
+    events.addEventListener('message', onMessage);
+  };
+  follow();
+
+  // ------------------------------------------------------------------ registries (ElasticJob-UI's several)
+  type Registry = { name: string; namespace: string; own: boolean; actions: boolean };
+  void kit.get<Registry[]>('registries').then((registries) => {
+    if (registries.length < 2) return;
+    const select = h(
+      'select',
+      { id: 'registry', 'aria-label': 'Registry' },
+      ...registries.map((registry) =>
+        h('option', { value: registry.own ? '' : registry.name }, `${registry.name} (${registry.namespace})`),
+      ),
+    ) as HTMLSelectElement;
+    select.addEventListener('change', () => {
+      const chosen = registries.find((registry) => (registry.own ? '' : registry.name) === select.value)!;
+      state.registry = select.value;
+      state.actions = chosen.actions;
+      state.selected = undefined;
+      state.offset = 0;
+      state.detail = undefined;
+      history.replaceState(null, '', base);
+      document.getElementById('actions-pill')!.textContent = chosen.actions ? 'actions on' : 'read-only';
+      editor.render();
+      detail.render();
+      follow();
+      reload([loadJobs, loadServers, loadExecutions, loadFailures]);
+    });
+    kit.replace('registries', h('label', { for: 'registry', class: 'visually-hidden' }, 'Registry'), select);
   });
 }

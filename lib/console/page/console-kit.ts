@@ -22,12 +22,17 @@ export function consoleKit() {
   const base = location.pathname.replace(/\/+$/, '');
   const meta = (name: string): string => document.querySelector(`meta[name="${name}"]`)?.getAttribute('content') ?? '';
   const token = meta('elastic-job-csrf');
-  const actionsEnabled = meta('elastic-job-actions') === 'true';
+  /** The app's own registry's: another registry's come from GET api/registries when the page switches to it. */
+  const appActions = meta('elastic-job-actions') === 'true';
   /** Where executions come from: the app's tracing store, or every instance's in-memory log. */
   const historySource = meta('elastic-job-history') === 'database' ? 'database' : 'cluster';
   const PAGE_SIZE = 50;
 
   const state = {
+    /** The registry shown, by name: '' for the app's own. */
+    registry: '',
+    /** Whether the page may act on the registry shown. */
+    actions: appActions,
     name: '',
     status: '',
     offset: 0,
@@ -120,13 +125,18 @@ export function consoleKit() {
   }
 
   // ------------------------------------------------------------------ data
+  /** A route of the console's API, on the registry shown. */
+  function api(path: string): string {
+    if (!state.registry) return `${base}/api/${path}`;
+    return `${base}/api/${path}${path.includes('?') ? '&' : '?'}registry=${encodeURIComponent(state.registry)}`;
+  }
   async function get<T>(path: string): Promise<T> {
-    const response = await fetch(`${base}/api/${path}`, { headers: { accept: 'application/json' } });
+    const response = await fetch(api(path), { headers: { accept: 'application/json' } });
     if (!response.ok) throw new Error(await problem(response));
     return (await response.json()) as T;
   }
   async function send<T>(method: 'POST' | 'PUT', path: string, body: unknown = {}): Promise<T> {
-    const response = await fetch(`${base}/api/${path}`, {
+    const response = await fetch(api(path), {
       method,
       headers: { 'content-type': 'application/json', 'x-elastic-job-csrf': token },
       body: JSON.stringify(body),
@@ -194,7 +204,7 @@ export function consoleKit() {
     (document.getElementById('confirm-no') as HTMLButtonElement).focus();
   }
   function act(label: string, question: string, path: string, attributes: Record<string, string | undefined> = {}) {
-    if (!actionsEnabled) return undefined;
+    if (!state.actions) return undefined;
     return button(label, () => confirmThen(question, () => post(path)), attributes);
   }
 
@@ -209,7 +219,11 @@ export function consoleKit() {
 
   return {
     base,
-    actionsEnabled,
+    api,
+    /** Whether the page may act on the registry shown (read at each drawing: the registry can change). */
+    get actionsEnabled(): boolean {
+      return state.actions;
+    },
     historySource,
     PAGE_SIZE,
     state,

@@ -10,7 +10,7 @@ import type { ConsoleKit, ConsolePanel } from './console-kit.js';
  */
 export function detailPanel(kit: ConsoleKit): ConsolePanel {
   type Detail = Wire<ConsoleJobDetail>;
-  const { state, latest, actionsEnabled, navigation, h, button, table, badge, replace, get, say, act } = kit;
+  const { state, latest, navigation, h, button, table, badge, replace, get, say, act } = kit;
   async function loadDetail() {
     const asked = ++latest.detail;
     let detail: Detail | undefined;
@@ -52,7 +52,7 @@ export function detailPanel(kit: ConsoleKit): ConsolePanel {
         h('td', { class: 'mono' }, item.instanceId ?? '–'),
         h('td', { class: 'mono' }, item.serverIp ?? '–'),
         h('td', {}, item.failover ? 'yes' : 'no'),
-        actionsEnabled
+        kit.actionsEnabled
           ? h(
               'td',
               { class: 'buttons' },
@@ -89,7 +89,7 @@ export function detailPanel(kit: ConsoleKit): ConsolePanel {
         h('th', { scope: 'row', class: 'mono' }, server.serverIp),
         h('td', {}, badge(server.status)),
         h('td', { class: 'mono' }, server.instances.join(', ') || '–'),
-        actionsEnabled
+        kit.actionsEnabled
           ? h(
               'td',
               { class: 'buttons' },
@@ -113,7 +113,7 @@ export function detailPanel(kit: ConsoleKit): ConsolePanel {
           : undefined,
       );
     });
-    const actions = ['Item', 'Status', 'Instance', 'Server', 'Failover', ...(actionsEnabled ? ['Action'] : [])];
+    const actions = ['Item', 'Status', 'Instance', 'Server', 'Failover', ...(kit.actionsEnabled ? ['Action'] : [])];
     /**
      * What ElasticJob's status leaves out (it reads OK): items disabled, and items whose latest run here failed (from
      * the executions the page has of this job).
@@ -138,7 +138,7 @@ export function detailPanel(kit: ConsoleKit): ConsolePanel {
     replace(
       'detail',
       h('h2', { id: 'detail-title', tabindex: '-1' }, job.jobName, ' ', badge(job.status), ...attention()),
-      actionsEnabled
+      kit.actionsEnabled
         ? h(
             'div',
             { class: 'buttons' },
@@ -158,7 +158,7 @@ export function detailPanel(kit: ConsoleKit): ConsolePanel {
       table('Sharding', actions, sharding, 'Not sharded yet: the leader shards at the first firing.'),
       table(
         'Servers',
-        ['Server', 'Status', 'Instances', ...(actionsEnabled ? ['Actions'] : [])],
+        ['Server', 'Status', 'Instances', ...(kit.actionsEnabled ? ['Actions'] : [])],
         servers,
         'No server.',
       ),

@@ -12,7 +12,7 @@ import type { ConsoleKit, ConsolePanel } from './console-kit.js';
  */
 export function failuresPanel(kit: ConsoleKit): ConsolePanel {
   type Executions = Wire<ConsoleExecutions>;
-  const { state, latest, actionsEnabled, h, table, time, replace, get, act } = kit;
+  const { state, latest, h, table, time, replace, get, act } = kit;
   async function loadFailures() {
     const query = new URLSearchParams({ limit: '20' });
     if (state.selected) query.set('job', state.selected);
@@ -40,7 +40,7 @@ export function failuresPanel(kit: ConsoleKit): ConsolePanel {
             ? h('details', {}, h('summary', {}, headline), h('pre', {}, failure.failureCause ?? ''))
             : headline,
         ),
-        actionsEnabled
+        kit.actionsEnabled
           ? h(
               'td',
               { class: 'buttons' },
@@ -61,7 +61,7 @@ export function failuresPanel(kit: ConsoleKit): ConsolePanel {
       'failures',
       table(
         state.selected ? `Latest failures of ${state.selected}` : 'Latest failures',
-        ['Failed', 'Job', 'Item', 'Instance', 'Error', ...(actionsEnabled ? ['Actions'] : [])],
+        ['Failed', 'Job', 'Item', 'Instance', 'Error', ...(kit.actionsEnabled ? ['Actions'] : [])],
         rows,
         'No failure recorded.',
       ),

@@ -10,7 +10,7 @@ import type { ConsoleKit, ConsolePanel } from './console-kit.js';
  */
 export function serversPanel(kit: ConsoleKit): ConsolePanel {
   type Server = Wire<ServerBriefInfo>;
-  const { state, actionsEnabled, h, table, replace, get, act } = kit;
+  const { state, h, table, replace, get, act } = kit;
   async function loadServers() {
     state.servers = await get<Server[]>('servers');
     renderServers();
@@ -25,7 +25,7 @@ export function serversPanel(kit: ConsoleKit): ConsolePanel {
         h('td', { class: 'num' }, server.instancesNum),
         h('td', { class: 'num' }, server.jobsNum),
         h('td', { class: 'num' }, server.disabledJobsNum),
-        actionsEnabled
+        kit.actionsEnabled
           ? h(
               'td',
               { class: 'buttons' },
@@ -43,7 +43,7 @@ export function serversPanel(kit: ConsoleKit): ConsolePanel {
       'servers',
       table(
         'Servers',
-        ['Server', 'Instances', 'Jobs', 'Disabled in', ...(actionsEnabled ? ['Actions'] : [])],
+        ['Server', 'Instances', 'Jobs', 'Disabled in', ...(kit.actionsEnabled ? ['Actions'] : [])],
         rows,
         'No server.',
         false,
