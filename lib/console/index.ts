@@ -3,6 +3,13 @@
  * @module nestjs-elastic-job/console
  */
 export { ElasticJobConsoleModule } from './console.module.js';
-export type { ConsoleRequest, ElasticJobConsoleOptions } from './console-options.js';
-export type { ConsoleChange, ConsoleJobDetail, ConsoleJobRow, ConsoleJobsPage } from './console-state.service.js';
+export type { ConsoleRegistryOption, ConsoleRequest, ElasticJobConsoleOptions } from './console-options.js';
+export type {
+  ConsoleChange,
+  ConsoleExecutions,
+  ConsoleJobDetail,
+  ConsoleJobRow,
+  ConsoleJobsPage,
+  ConsoleRegistryInfo,
+} from './console-state.service.js';
 export { CSRF_COOKIE, CSRF_HEADER } from './console-action.guard.js';

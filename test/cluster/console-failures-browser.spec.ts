@@ -10,7 +10,7 @@ import { uniqueNamespace, zkConnect } from '../support/zk.js';
 /**
  * The console with no database, in a real browser against three real processes: the failures and executions come
  * from the instances' in-memory logs, asked through ZooKeeper; a failed item is run again from the failures view,
- * on its owner only, and succeeds.
+ * on its owner only, and succeeds; the tables fit at 1280 and 390 px; another registry is shown read-only.
  */
 
 const IPS = ['127.0.0.5', '127.0.0.6', '127.0.0.7'];
@@ -29,9 +29,20 @@ afterAll(async () => {
 });
 
 describe('console failures without a database, on a three-process cluster', () => {
-  it('lists the failed item with its stack from the instances, and runs it again on its owner', async () => {
+  it('lists the failed item with its stack from the instances, runs it again on its owner, fits narrow screens, switches registries', async () => {
     const namespace = uniqueNamespace('console-failures');
+    const ledgerNamespace = uniqueNamespace('console-ledger');
     const port = await findFreePort();
+    // Another team's namespace, which the console shows read-only beside its own.
+    const ledger = new ClusterInstance({
+      zkConnect: zkConnect(),
+      namespace: ledgerNamespace,
+      jobName: 'ledger-close',
+      total: 2,
+      cron: '0 0 3 1 1 ?',
+      ip: '127.0.0.8',
+    });
+    instances.push(ledger);
     const cluster = IPS.map(
       (ip, index) =>
         new ClusterInstance({
@@ -43,11 +54,16 @@ describe('console failures without a database, on a three-process cluster', () =
           workMs: 50,
           failOnce: [2],
           ip,
-          ...(index === 0 ? { consolePort: port } : {}),
+          ...(index === 0
+            ? {
+                consolePort: port,
+                consoleRegistries: [{ name: 'ledger', serverLists: zkConnect(), namespace: ledgerNamespace }],
+              }
+            : {}),
         }),
     );
     instances.push(...cluster);
-    await Promise.all(cluster.map((instance) => instance.waitForLine(/^READY$/, 60_000)));
+    await Promise.all([...cluster, ledger].map((instance) => instance.waitForLine(/^READY$/, 60_000)));
     const operator = await ElasticJobOperator.connect({ serverLists: zkConnect(), namespace });
     try {
       await operator.trigger('invoice-export');
@@ -131,6 +147,26 @@ describe('console failures without a database, on a three-process cluster', () =
         await page.screenshot({ path: `${SCREENSHOTS}/console-${viewport.width}.png`, fullPage: true });
         expect(overflow, `${viewport.width} px`).toEqual({ page: false, wide: [], cut: [] });
       }
+
+      // The other registry: its jobs and servers, live, read-only (no action buttons); then back to the app's own.
+      await page.setViewportSize({ width: 1280, height: 1000 });
+      await page.getByLabel('Registry').selectOption({ label: `ledger (${ledgerNamespace})` });
+      await expect
+        .poll(() => page.locator('#jobs-list tbody th').allTextContents(), { timeout: 20_000 })
+        .toEqual(['ledger-close']);
+      await expect.poll(() => page.locator('#actions-pill').textContent()).toBe('read-only');
+      await expect.poll(() => page.locator('#live').textContent(), { timeout: 20_000 }).toBe('live');
+      await page.getByRole('button', { name: 'Open job ledger-close' }).click();
+      await page.locator('#detail h2', { hasText: 'ledger-close' }).waitFor();
+      expect(await page.locator('#detail button', { hasText: 'Trigger' }).count()).toBe(0);
+      expect(await page.locator('#servers button').count()).toBe(0);
+      await expect.poll(() => page.locator('#servers tbody th').allTextContents()).toEqual(['127.0.0.8']);
+      await page.screenshot({ path: `${SCREENSHOTS}/console-registries.png` });
+      await page.getByLabel('Registry').selectOption({ value: '' });
+      await expect
+        .poll(() => page.locator('#jobs-list tbody th').allTextContents(), { timeout: 20_000 })
+        .toEqual(['invoice-export']);
+      await expect.poll(() => page.locator('#actions-pill').textContent()).toBe('actions on');
       await page.close();
     } finally {
       await operator.close();

@@ -48,6 +48,8 @@ export interface ClusterOptions {
   databaseUrl?: string;
   /** Serve the web console (actions on) on this loopback port. */
   consolePort?: number;
+  /** The console's other registries (`ElasticJobConsoleOptions.registries`). */
+  consoleRegistries?: Array<{ name: string; serverLists: string; namespace: string; actions?: boolean }>;
 }
 
 /** One instance of the test app (build/test/fixtures/cluster-app.js), a real OS process. */
@@ -74,6 +76,7 @@ export class ClusterInstance extends LineProcess {
         ...(options.type ? { JOB_TYPE: options.type } : {}),
         ...(options.databaseUrl ? { DATABASE_URL: options.databaseUrl } : {}),
         ...(options.consolePort ? { CONSOLE_PORT: String(options.consolePort) } : {}),
+        ...(options.consoleRegistries ? { CONSOLE_REGISTRIES: JSON.stringify(options.consoleRegistries) } : {}),
       },
       process.env.CLUSTER_ECHO === '1',
     );
