@@ -120,12 +120,12 @@ export function detailPanel(kit: ConsoleKit): ConsolePanel {
      */
     function attention() {
       const disabled = detail!.sharding.filter((item) => item.status === 'DISABLED').length;
-      const latest = new Map<number, boolean>();
+      const lastResult = new Map<number, boolean>();
       for (const execution of state.executions) {
         if (execution.jobName !== job.jobName || execution.success === undefined) continue;
-        if (!latest.has(execution.item)) latest.set(execution.item, execution.success); // newest first
+        if (!lastResult.has(execution.item)) lastResult.set(execution.item, execution.success); // newest first
       }
-      const failing = [...latest].filter(([, success]) => !success).map(([item]) => item);
+      const failing = [...lastResult].filter(([, success]) => !success).map(([item]) => item);
       return [
         disabled
           ? h('span', { class: 'badge badge-disabled', id: 'items-disabled' }, `${disabled} ITEM(S) DISABLED`)
