@@ -128,7 +128,8 @@ async function main(): Promise<void> {
         'console, 1000 jobs: a page of 50',
         consoleFigures ? `cold ${consoleFigures.coldMs} ms; warm ${f(consoleFigures.warm)}` : 'skipped',
         consoleFigures
-          ? `filtered ${f(consoleFigures.filtered)}; after a change ${f(consoleFigures.afterChange)}; a job ${f(consoleFigures.detail)}`
+          ? `filtered ${f(consoleFigures.filtered)}; after a change ${f(consoleFigures.afterChange)}; a job ${f(consoleFigures.detail)}; ` +
+            `executions from the instances ${f(consoleFigures.executions)}; failures ${f(consoleFigures.failures)}`
           : '',
         'fast with 1000 jobs',
       ],

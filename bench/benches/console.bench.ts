@@ -10,7 +10,8 @@ import { type Figure, figure, round, sleep, ns, ROUNDS, zk } from '../support/be
 /**
  * The web console over a namespace of `jobs` jobs (one app holding them all, the console in it): a jobs page read
  * cold (every job read once), warm (nothing changed: no read), filtered, after one job changed (the watch names it:
- * one job read again), and a job's detail. Each warm figure is the median of ROUNDS requests.
+ * one job read again), a job's detail, and the executions and failures lists without a database (the instances' logs
+ * asked through ZooKeeper). Each warm figure is the median of ROUNDS requests.
  */
 export async function consoleAtSize(jobs: number): Promise<{
   coldMs: number;
@@ -18,6 +19,9 @@ export async function consoleAtSize(jobs: number): Promise<{
   filtered: Figure;
   afterChange: Figure;
   detail: Figure;
+  /** The executions list and the failures list with no database: every instance asked through ZooKeeper. */
+  executions: Figure;
+  failures: Figure;
 }> {
   @Module({
     imports: [
@@ -48,11 +52,15 @@ export async function consoleAtSize(jobs: number): Promise<{
     const filtered: number[] = [];
     const afterChange: number[] = [];
     const detail: number[] = [];
+    const executions: number[] = [];
+    const failures: number[] = [];
     const operator = app.get(ElasticJobOperator);
     for (let round_ = 0; round_ < ROUNDS; round_++) {
       warm.push(await timed('jobs?limit=50'));
       filtered.push(await timed('jobs?name=00042'));
       detail.push(await timed(`jobs/job-${String(round_).padStart(5, '0')}`));
+      executions.push(await timed('executions?limit=50'));
+      failures.push(await timed('failures'));
       await operator.disable({ jobName: `job-${String(round_).padStart(5, '0')}` });
       await sleep(400); // the watch gathers changes for 200 ms
       afterChange.push(await timed('jobs?status=DISABLED'));
@@ -63,6 +71,8 @@ export async function consoleAtSize(jobs: number): Promise<{
       filtered: figure(filtered, 'ms'),
       afterChange: figure(afterChange, 'ms'),
       detail: figure(detail, 'ms'),
+      executions: figure(executions, 'ms'),
+      failures: figure(failures, 'ms'),
     };
   } finally {
     await app.close();
