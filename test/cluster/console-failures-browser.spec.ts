@@ -144,7 +144,7 @@ describe('console failures without a database, on a three-process cluster', () =
             .map((button) => button.getAttribute('aria-label') ?? button.textContent);
           return { page: document.documentElement.scrollWidth > width, wide, cut };
         }, viewport.width);
-        await page.screenshot({ path: `${SCREENSHOTS}/console-${viewport.width}.png`, fullPage: true });
+        await page.screenshot({ path: `build/screenshots/console-${viewport.width}.png`, fullPage: true });
         expect(overflow, `${viewport.width} px`).toEqual({ page: false, wide: [], cut: [] });
       }
 
