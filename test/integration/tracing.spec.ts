@@ -147,6 +147,49 @@ describe('tracing into PostgreSQL', () => {
     expect(tables).toEqual(['job_status_trace_log_pkey', 'task_id_state_index']);
   });
 
+  it("answers the console's history queries with their filters: job, item, instance, result, time range, pages", async () => {
+    const app = await bootApp(appOptions(uniqueNamespace('tracing-query')), [
+      TracedJob,
+      postgresTracing({ connectionString: database.connectionString, flushIntervalMilliseconds: 100 }),
+    ]);
+    hold(() => app.close());
+    const registry = app.get(ElasticJobRegistry);
+    const tracing = app.get(ElasticJobPostgresTracing);
+    const me = registry.getJobStatus('traced').instanceId;
+    const before = (await executions('traced')).length; // the first test's job has the same name
+    await registry.trigger('traced');
+    await eventually(
+      () => executions('traced'),
+      (found) => found.length === before + 3 && found.every((row) => row.complete_time !== null),
+      15_000,
+      'the first firing written',
+    );
+    const between = new Date();
+    await registry.trigger('traced');
+    await eventually(
+      () => executions('traced'),
+      (found) => found.length === before + 6 && found.every((row) => row.complete_time !== null),
+      15_000,
+      'the second firing written',
+    );
+    const query = (extra: object) =>
+      tracing.recentExecutions({ jobName: 'traced', from: new Date(Date.now() - 60_000), limit: 100, ...extra });
+    const ours = await query({});
+    const items = (rows: Array<{ item: number }>) => rows.map((row) => row.item).sort();
+    expect(items(await query({ result: 'failure' }))).toEqual(items(ours.filter((row) => row.success === false)));
+    expect((await query({ result: 'failure' })).every((row) => row.item === 2)).toBe(true);
+    expect((await query({ result: 'success' })).every((row) => row.success === true)).toBe(true);
+    expect(await query({ result: 'running' })).toEqual([]);
+    expect(items(await query({ item: 1, from: between }))).toEqual([1]);
+    expect(await query({ instance: me })).toHaveLength(ours.length); // the table keeps the IP: the id matches it
+    expect(await query({ instance: '10.9.9.9' })).toEqual([]);
+    expect(items(await query({ from: between }))).toEqual([0, 1, 2]);
+    expect(await query({ to: new Date(Date.now() - 3_600_000) })).toEqual([]);
+    const page = await query({ offset: 4, limit: 2 });
+    expect(page.map((row) => row.id)).toEqual(ours.slice(4, 6).map((row) => row.id));
+    expect(await tracing.recentExecutions({ jobName: 'no-such-job', limit: 10 })).toEqual([]);
+  });
+
   it('never holds a firing up while the database is away; the backlog is written when it is back, drops counted', async () => {
     steadyRuns = 0;
     const app = await bootApp(appOptions(uniqueNamespace('tracing-outage')), [
