@@ -6,6 +6,7 @@ import type { ElasticJobOperator } from '../lifecycle/elastic-job-operator.js';
 import { JOB_BRIEF_STATUSES, type JobBriefStatus, type ShardingInfo } from '../lifecycle/lifecycle.types.js';
 import type { NamespaceChange } from '../lifecycle/namespace-watch.js';
 import { ExecutionsCheck } from './executions-check.js';
+import { upcomingFireTimes } from '../schedule/cron-preview.js';
 import { JobRows, withSchedule } from './job-rows.js';
 import type {
   ConsoleChange,
@@ -130,8 +131,16 @@ export class ConsoleNamespace {
     if (brief === undefined || config === undefined) return undefined;
     const row = withSchedule(brief, config.timeZone);
     this.rows.remember(row);
+    let nextFireTimes: string[] = [];
+    try {
+      if (brief.cron)
+        nextFireTimes = upcomingFireTimes(brief.cron, config.timeZone, 5, new Date()).map((time) => time.toISOString());
+    } catch {
+      nextFireTimes = []; // a stored cron this library cannot read: none shown
+    }
     return {
       job: row,
+      nextFireTimes,
       config: {
         shardingItemParameters: config.shardingItemParameters,
         jobParameter: config.jobParameter,

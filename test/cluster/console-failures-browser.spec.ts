@@ -76,6 +76,11 @@ describe('console failures without a database, on a three-process cluster', () =
       await expect.poll(() => page.locator('#live').textContent(), { timeout: 20_000 }).toBe('live');
       // ElasticJob's status says OK; the job's header says what it leaves out.
       await expect.poll(() => page.locator('#detail h2 .badge').first().textContent()).toBe('OK');
+      // The job's next five fire times (once a year: five years).
+      const nextFireTimes = await page
+        .locator('#detail dt', { hasText: 'Next fire times' })
+        .evaluate((dt) => dt.nextElementSibling?.textContent ?? '');
+      expect(nextFireTimes.split(' · ')).toHaveLength(5);
       await expect.poll(() => page.locator('#failing').textContent(), { timeout: 20_000 }).toBe('FAILING: ITEM 2');
       const failure = page.locator('#failures tbody tr[data-job="invoice-export"][data-item="2"]');
       await expect.poll(() => failure.count(), { timeout: 20_000 }).toBe(1);

@@ -24,6 +24,8 @@ export interface ConsoleJobsPage {
 
 export interface ConsoleJobDetail {
   job: ConsoleJobRow;
+  /** The next five fire times (ISO instants), in the job's zone's reading of its cron; none for a one-off job. */
+  nextFireTimes: string[];
   /** The configuration fields the page shows (no secrets are kept in a job's configuration). */
   config: {
     shardingItemParameters: string;

@@ -36,7 +36,12 @@ export function detailPanel(kit: ConsoleKit): ConsolePanel {
     const configRows: Array<[string, string]> = [
       ['Cron', job.cron ?? 'one-off (runs when triggered)'],
       ['Time zone', job.timeZone ?? 'the instances’ own'],
-      ['Next fire time', job.nextFireTime ? new Date(job.nextFireTime).toLocaleString() : '–'],
+      [
+        'Next fire times',
+        detail.nextFireTimes.length
+          ? detail.nextFireTimes.map((time) => new Date(time).toLocaleString()).join(' · ')
+          : '–',
+      ],
       ['Description', job.description || '–'],
       ...Object.entries(detail.config).map(([key, value]): [string, string] => [
         key,
