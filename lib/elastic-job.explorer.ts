@@ -1,4 +1,8 @@
-import { Injectable, Logger, type OnModuleInit } from '@nestjs/common';
+import { Inject, Injectable, Logger, type OnModuleInit } from '@nestjs/common';
+import { ELASTIC_JOB_MODULE_OPTIONS } from './elastic-job.module-definition.js';
+import type { ElasticJobModuleOptions, TypedJobOptions } from './interfaces/module-options.interface.js';
+import { isTypedJobType, TYPED_JOB_TYPES, typedItemExecutor } from './job/plugins/typed-item-executors.js';
+import { scriptAllowed, splitCommandLine, type ScriptPolicy } from './job/plugins/script-item-executor.js';
 import { dayOfWeekNumberWarning } from './schedule/cron-preview.js';
 import { DiscoveryService, MetadataScanner, Reflector } from '@nestjs/core';
 import {
@@ -56,7 +60,79 @@ export class ElasticJobExplorer implements OnModuleInit {
     private readonly discovery: DiscoveryService,
     private readonly scanner: MetadataScanner,
     private readonly reflector: Reflector,
+    @Inject(ELASTIC_JOB_MODULE_OPTIONS) private readonly moduleOptions: ElasticJobModuleOptions,
   ) {}
+
+  /** Which commands SCRIPT jobs may run here (the module's `scriptJobs`): none unless the app says so. */
+  get scriptPolicy(): ScriptPolicy {
+    const allow = this.moduleOptions?.scriptJobs?.allow;
+    return allow === true ? { allow: true } : Array.isArray(allow) ? { allow: [...allow] } : { allow: false };
+  }
+
+  /**
+   * A typed job's definition (HTTP, SCRIPT: docs/guide/http-and-script-jobs.md): its options validated as every
+   * job's, its `type` stored as its identity in the root node where a class-based job keeps its class (as Java
+   * ElasticJob stores `HTTP`), and its items run by the type's executor. A SCRIPT job whose command this instance may
+   * not run is a JobConfigurationError naming `scriptJobs`.
+   */
+  typedDefinition(options: TypedJobOptions): JobDefinition {
+    const jobName = typeof options?.jobName === 'string' ? options.jobName : undefined;
+    if (!isTypedJobType(options?.type))
+      throw new JobConfigurationError(
+        jobName,
+        'type',
+        `must be one of ${TYPED_JOB_TYPES.join(', ')} (a job with a handler is a @ShardedJob() method or addJob(options, ` +
+          `handler)), got ${JSON.stringify(options?.type)}`,
+      );
+    const { type, ...rest } = options;
+    const policy = this.scriptPolicy;
+    if (type === 'SCRIPT') {
+      const line = rest.props?.['script.command.line'];
+      let command: string | undefined;
+      try {
+        command = line ? splitCommandLine(line)[0] : undefined;
+      } catch (error) {
+        throw new JobConfigurationError(jobName, 'props.script.command.line', (error as Error).message);
+      }
+      if (!command)
+        throw new JobConfigurationError(
+          jobName,
+          'props.script.command.line',
+          'is required: the command each item runs',
+        );
+      if (!scriptAllowed(policy, command))
+        throw new JobConfigurationError(
+          jobName,
+          'scriptJobs',
+          `this instance may not run '${command.slice(0, 200)}' (ElasticJobModule scriptJobs: ` +
+            `${JSON.stringify(policy.allow)}); allow it with scriptJobs: { allow: ['${command.slice(0, 200)}'] } or ` +
+            `{ allow: true }. Instances that allow it run the job's items`,
+        );
+    }
+    const definition = this.definition({ ...rest, jobClass: rest.jobClass ?? type }, type, this.namedProviders(), {
+      type,
+      // runJob(): the type's executor with the job's own props.
+      handler: (context: ShardingContext) =>
+        typedItemExecutor(type, () => definition.config.props, policy)!.execute(context),
+    });
+    return definition;
+  }
+
+  /** The module's `jobs`: each typed job's definition; a SCRIPT job this instance may not run is left out, said loudly. */
+  private typedJobs(): JobDefinition[] {
+    const jobs = this.moduleOptions?.jobs ?? [];
+    if (!Array.isArray(jobs)) throw new JobConfigurationError(undefined, 'jobs', 'must be a list of typed job options');
+    const definitions: JobDefinition[] = [];
+    for (const options of jobs) {
+      try {
+        definitions.push(this.typedDefinition(options));
+      } catch (error) {
+        if (!(error instanceof JobConfigurationError) || error.field !== 'scriptJobs') throw error;
+        this.logger.error(`${error.message}: not registered on this instance`);
+      }
+    }
+    return definitions;
+  }
 
   onModuleInit(): void {
     // Two forRoot() imports make two sessions registering the same instance id for every job: refused here.
@@ -69,7 +145,7 @@ export class ElasticJobExplorer implements OnModuleInit {
           `module (with isGlobal: true, or re-exported, for ElasticJobRegistry and ElasticJobOperator elsewhere)`,
       );
     }
-    this.definitions = this.explore();
+    this.definitions = [...this.explore(), ...this.typedJobs()];
     const jobNames = new Set(this.definitions.map((definition) => definition.config.jobName));
     this.subscribers = this.exploreSubscribers(jobNames);
     this.listeners = this.exploreListeners(jobNames);

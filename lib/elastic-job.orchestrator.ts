@@ -238,6 +238,7 @@ export class ElasticJobOrchestrator implements OnApplicationBootstrap, OnModuleD
       shutdownTimeoutMs: this.options.shutdownTimeoutMilliseconds ?? DEFAULT_SHUTDOWN_TIMEOUT_MS,
       eventSink: this.eventBus,
       itemInterceptors: this.itemInterceptors,
+      scriptPolicy: this.explorer.scriptPolicy,
       ...(this.executionLog ? { executionLog: this.executionLog } : {}),
     });
     const { jobName } = definition.config;

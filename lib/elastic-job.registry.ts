@@ -32,6 +32,7 @@ import { buildInstanceId } from './job/paths.js';
 import type { ElasticJobEvent } from './events/elastic-job-event.types.js';
 import type { ExecutionHistoryQuery, ExecutionRecord } from './interfaces/execution-history.interface.js';
 import type { ItemInterceptor } from './interfaces/item-interceptor.interface.js';
+import type { TypedJobOptions } from './interfaces/module-options.interface.js';
 
 /** Runtime view of this instance's sharded jobs; inject it anywhere. @publicApi */
 @Injectable()
@@ -87,12 +88,26 @@ export class ElasticJobRegistry {
    * `addJob(jobName)`). Rejects with a JobConfigurationError (a bad option, or a name this app already has), a
    * JobConflictError, or a RegistryError when ZooKeeper does not answer within the connection timeout.
    */
-  async addJob(options: ShardedJobOptions, handler: (context: ShardingContext) => unknown): Promise<void> {
+  async addJob(options: ShardedJobOptions, handler: (context: ShardingContext) => unknown): Promise<void>;
+  /**
+   * Adds a typed job at run time: HTTP or SCRIPT, defined by its `props` with no handler
+   * (docs/guide/http-and-script-jobs.md). A SCRIPT job whose command the module's `scriptJobs` does not allow is a
+   * JobConfigurationError naming `scriptJobs`.
+   */
+  async addJob(options: TypedJobOptions): Promise<void>;
+  async addJob(
+    options: ShardedJobOptions | TypedJobOptions,
+    handler?: (context: ShardingContext) => unknown,
+  ): Promise<void> {
     if (!this.orchestrator.enabled)
       throw new ElasticJobError(
         `Job '${String(options?.jobName)}': ElasticJobModule has enabled: false, so no job is scheduled here`,
       );
-    await this.orchestrator.addJob(this.explorer.runtimeDefinition(options, handler));
+    const definition =
+      handler === undefined && 'type' in (options ?? {})
+        ? this.explorer.typedDefinition(options as TypedJobOptions)
+        : this.explorer.runtimeDefinition(options, handler!);
+    await this.orchestrator.addJob(definition);
   }
 
   /**

@@ -67,8 +67,11 @@ export { ElasticJobErrorHandler, ElasticJobShardingStrategy } from './decorators
 export type {
   ElasticJobModuleCommonOptions,
   ElasticJobModuleOptions,
+  TypedJobOptions,
   ZookeeperConfiguration,
 } from './interfaces/module-options.interface.js';
+export type { HttpItemResult } from './job/plugins/http-item-executor.js';
+export type { ScriptItemResult } from './job/plugins/script-item-executor.js';
 export type {
   ErrorHandlerType,
   JobErrorHandler,

@@ -1,3 +1,4 @@
+import type { ShardedJobOptions } from './sharded-job-options.interface.js';
 import type { ZookeeperConfiguration } from '../registry/zookeeper-configuration.js';
 
 // Defined by the registry, which connects with it; part of the module's options.
@@ -24,6 +25,25 @@ export interface ElasticJobModuleCommonOptions {
    * Default `{ size: 500 }`; `false` keeps none.
    */
   executionLog?: { size?: number } | false;
+  /**
+   * Jobs that need no provider: ElasticJob's typed jobs, HTTP (each item a request) and SCRIPT (each item a command),
+   * defined by their `props` (docs/guide/http-and-script-jobs.md). Also at run time: `ElasticJobRegistry.addJob()`.
+   */
+  jobs?: TypedJobOptions[];
+  /**
+   * Which commands SCRIPT jobs may run on this instance. Off by default: whoever can write a job's config node could
+   * otherwise run any command on every instance. `{ allow: true }` runs any; `{ allow: ['/opt/jobs/export.sh'] }`
+   * only those (the command line's first word, as written). A SCRIPT job this instance may not run is not registered
+   * here (an error says so), so its items go to instances that allow it.
+   */
+  scriptJobs?: { allow: boolean | string[] };
+}
+
+/** A typed job: its type and `props` instead of a provider method (docs/guide/http-and-script-jobs.md). @publicApi */
+export interface TypedJobOptions extends ShardedJobOptions {
+  type: 'HTTP' | 'SCRIPT';
+  /** The executor's settings: `http.uri`, `http.method`, ... or `script.command.line`. */
+  props?: Readonly<Record<string, string>>;
 }
 
 /**

@@ -88,6 +88,12 @@ export interface ShardedJobOptions {
    */
   jobClass?: string;
   /**
+   * ElasticJob's job properties: the settings of a typed job's executor (`http.uri`, `script.command.line`, ...:
+   * docs/guide/http-and-script-jobs.md), kept in the config node's `props` map as Java keeps them. Names and values
+   * are strings.
+   */
+  props?: Readonly<Record<string, string>>;
+  /**
    * At most this many of the job's items run at once in this process (ElasticJob's executor pool size, here a
    * number); the others of the same firing wait their turn. Default: no cap (every item of a firing at once). Kept
    * in this process only: not written to the config node (a Java instance would refuse an unknown key).

@@ -18,7 +18,7 @@ import { NamespaceReader } from './namespace-reader.js';
 import { checkJobName, checkKeys } from './operator-input.js';
 
 /** What an update may change: any field of the stored configuration but the job's name. */
-export type JobConfigurationChanges = Partial<Omit<JobConfiguration, 'jobName'>>;
+export type JobConfigurationChanges = Partial<Omit<JobConfiguration, 'jobName' | 'props'>>;
 
 const CHANGEABLE: ReadonlySet<string> = new Set<keyof JobConfigurationChanges>([
   'cron',

@@ -75,6 +75,7 @@ describe("what a @ShardedJob's options become", () => {
       disabled: false,
       overwrite: false,
       staticSharding: false,
+      props: {},
     });
   });
 

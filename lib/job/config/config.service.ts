@@ -87,7 +87,12 @@ export class ConfigService {
   private reportDrift(adopted: JobConfiguration): void {
     if (adopted === this.local) return; // not adopted: a refused node was logged by load(), the local one runs
     const fields = (Object.keys(this.local) as Array<keyof JobConfiguration>).filter(
-      (field) => field !== 'jobName' && field !== 'overwrite' && adopted[field] !== this.local[field],
+      (field) =>
+        field !== 'jobName' &&
+        field !== 'overwrite' &&
+        (field === 'props'
+          ? JSON.stringify(adopted.props) !== JSON.stringify(this.local.props) // a map: compared by content
+          : adopted[field] !== this.local[field]),
     );
     if (fields.length === 0) return;
     const shown = (value: unknown): string => (value === undefined ? 'none' : JSON.stringify(value));
@@ -191,6 +196,7 @@ export class ConfigService {
           disabled: stored.disabled,
           overwrite: this.local.overwrite,
           staticSharding: stored.staticSharding,
+          props: stored.props,
         },
         this.ctx.plugins.names(),
       );

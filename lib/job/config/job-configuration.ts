@@ -22,6 +22,8 @@ export interface JobConfiguration {
   disabled: boolean;
   overwrite: boolean;
   staticSharding: boolean;
+  /** ElasticJob's job properties (`props` in the config node): a typed job's settings. Empty for most jobs. */
+  props: Readonly<Record<string, string>>;
 }
 
 /** ElasticJob's JobConfiguration builder defaults (docs/reference/elasticjob.md §2.1). */

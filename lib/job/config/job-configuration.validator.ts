@@ -240,6 +240,7 @@ export function resolveJobConfiguration(
     disabled: options.disabled ?? JOB_DEFAULTS.disabled,
     overwrite: options.overwrite ?? JOB_DEFAULTS.overwrite,
     staticSharding: options.staticSharding ?? JOB_DEFAULTS.staticSharding,
+    props: checkedProps(jobName, options.props),
   };
 
   // The config node must fit in one ZooKeeper node (jute.maxbuffer), measured as written: YAML quotes, escapes and
@@ -260,4 +261,28 @@ export function resolveJobConfiguration(
     );
   }
   return config;
+}
+
+/** The most job properties one job may have, and the longest name; values count in the node's size check. */
+const MAX_PROPS = 256;
+const MAX_PROP_NAME_LENGTH = 256;
+
+/** `props`: an object of string names to string values, copied with its names sorted (as the node lists them). */
+function checkedProps(jobName: string, props: unknown): Readonly<Record<string, string>> {
+  if (props === undefined) return {};
+  if (typeof props !== 'object' || props === null || Array.isArray(props))
+    fail(jobName, 'props', `must be an object of string names to string values, got ${JSON.stringify(props)}`);
+  const entries = Object.entries(props as Record<string, unknown>);
+  if (entries.length > MAX_PROPS) fail(jobName, 'props', `has ${entries.length} properties; at most ${MAX_PROPS}`);
+  for (const [name, value] of entries) {
+    if (name === '' || name.length > MAX_PROP_NAME_LENGTH)
+      fail(jobName, 'props', `names must be 1..${MAX_PROP_NAME_LENGTH} characters, got ${JSON.stringify(name)}`);
+    if (typeof value !== 'string')
+      fail(
+        jobName,
+        `props.${name}`,
+        `must be a string (Java keeps properties as strings), got ${JSON.stringify(value)}`,
+      );
+  }
+  return Object.fromEntries(entries.sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0))) as Record<string, string>;
 }

@@ -17,7 +17,12 @@ export function toConfigYaml(config: JobConfiguration): string {
   let text = '';
   for (const key of WRITTEN_KEYS) {
     const value = pojo[key];
-    if (value !== undefined) text += configLine(key, value);
+    if (value === undefined) continue;
+    // A map (props): written whole, its names sorted (a few typed jobs have one; not worth a cache).
+    text +=
+      typeof value === 'object'
+        ? stringify({ [key]: value }, { ...YAML_OPTIONS, sortMapEntries: true })
+        : configLine(key, value);
   }
   return text;
 }
@@ -81,6 +86,7 @@ const WRITTEN_KEYS = [
   'misfire',
   'monitorExecution',
   'overwrite',
+  'props',
   'reconcileIntervalMinutes',
   'shardingItemParameters',
   'shardingTotalCount',
@@ -91,8 +97,8 @@ const WRITTEN_KEYS = [
 /** The config node's fields as ElasticJob's JobConfigurationPOJO holds them, nulls (undefined) left out. */
 function configPojo(
   config: JobConfiguration,
-): Partial<Record<(typeof WRITTEN_KEYS)[number], string | number | boolean>> {
-  const pojo: Record<string, string | number | boolean | undefined> = {
+): Partial<Record<(typeof WRITTEN_KEYS)[number], string | number | boolean | Readonly<Record<string, string>>>> {
+  const pojo: Record<string, string | number | boolean | Readonly<Record<string, string>> | undefined> = {
     // Quartz's dialect, as ElasticJob stores it: Java instances read this node (quartz-cron.ts).
     // A one-off job has none (ElasticJob's OneOffJobBootstrap writes its POJO's null cron: no key).
     cron: config.cron === '' ? undefined : toQuartzCron(config.cron),
@@ -110,6 +116,8 @@ function configPojo(
     misfire: config.misfire,
     monitorExecution: config.monitorExecution,
     overwrite: config.overwrite,
+    // Java's Properties, a map of strings; none when empty (ElasticJob's representer drops empty collections).
+    props: Object.keys(config.props).length > 0 ? config.props : undefined,
     reconcileIntervalMinutes: config.reconcileIntervalMinutes,
     shardingItemParameters: config.shardingItemParameters,
     shardingTotalCount: config.shardingTotalCount,
@@ -138,6 +146,7 @@ export interface StoredJobConfiguration {
   disabled: boolean;
   overwrite: boolean;
   staticSharding: boolean;
+  props: Readonly<Record<string, string>>;
 }
 
 /** A config node that cannot be adopted: what is wrong, and in which field ('config' for the node as a whole). */
@@ -222,6 +231,7 @@ function fromConfigFields(fields: Record<string, unknown>): StoredJobConfigurati
     disabled: bool('disabled'),
     overwrite: bool('overwrite'),
     staticSharding: bool('staticSharding'),
+    props: propsOf(fields.props),
   };
 }
 
@@ -254,4 +264,18 @@ function describe(value: unknown): string {
     text = String(value); // a self-referencing anchor (`&a [*a]`) cannot be written as JSON
   }
   return text.length > 60 ? `${text.slice(0, 57)}...` : text;
+}
+
+/** Java's Properties as SnakeYAML writes them: a map of names to scalars, read as strings; missing: none. */
+function propsOf(value: unknown): Readonly<Record<string, string>> {
+  if (value === undefined || value === null) return {};
+  if (typeof value !== 'object' || Array.isArray(value))
+    throw new StoredConfigProblem('props', 'must be a map of property names to values');
+  const props: Record<string, string> = {};
+  for (const [name, entry] of Object.entries(value as Record<string, unknown>)) {
+    if (typeof entry !== 'string' && typeof entry !== 'number' && typeof entry !== 'boolean')
+      throw new StoredConfigProblem('props', `'${name.slice(0, 64)}' must be a string value`);
+    props[name] = String(entry);
+  }
+  return props;
 }

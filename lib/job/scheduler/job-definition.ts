@@ -1,3 +1,4 @@
+import type { ScriptPolicy } from '../plugins/script-item-executor.js';
 import type { ExecutionLogReader } from '../history/execution-query-reactions.js';
 import type { DataflowJobHandler } from '../../interfaces/dataflow-job.interface.js';
 import type { ItemInterceptor } from '../../interfaces/item-interceptor.interface.js';
@@ -43,6 +44,8 @@ export interface JobSchedulerSettings {
   eventSink?: JobEventSink;
   /** The app's item interceptors (a shared list, read at each item). */
   itemInterceptors?: readonly ItemInterceptor[];
+  /** Which commands this instance's SCRIPT jobs may run (the module's `scriptJobs`); none when not given. */
+  scriptPolicy?: ScriptPolicy;
   /** This process's in-memory execution log, answering the cluster's history queries; none when it is off. */
   executionLog?: ExecutionLogReader;
 }

@@ -24,6 +24,7 @@ import { ShardingReactions } from '../sharding/sharding-reactions.js';
 import { triggerAllInstances } from '../trigger/trigger-all-instances.js';
 import { ExecutionQueryReactions } from '../history/execution-query-reactions.js';
 import { RerunReactions } from '../trigger/rerun-reactions.js';
+import { typedItemExecutor } from '../plugins/typed-item-executors.js';
 import { TriggerReactions } from '../trigger/trigger-reactions.js';
 import { CoordinationEventWatcher } from '../reaction/coordination-event-watcher.js';
 import { ReconcileService } from '../reconcile/reconcile.service.js';
@@ -106,7 +107,7 @@ export function wireJobServices(
     ? new DataflowItemExecutor(definition.dataflow.handler, definition.dataflow.streaming, () =>
         sharding.isNeedSharding(),
       )
-    : ctx.plugins.itemExecutor(type);
+    : (typedItemExecutor(type, () => config.load().props, settings.scriptPolicy) ?? ctx.plugins.itemExecutor(type));
   if (!itemExecutor)
     throw new JobConfigurationError(
       jobName,
