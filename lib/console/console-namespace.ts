@@ -151,6 +151,7 @@ export class ConsoleNamespace {
         overwrite: config.overwrite,
         maxTimeDiffSeconds: config.maxTimeDiffSeconds,
       },
+      props: config.props,
       sharding,
       servers: servers ?? [],
     };

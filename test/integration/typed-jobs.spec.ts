@@ -13,10 +13,13 @@ import {
   OnElasticJobEvent,
   type TypedJobOptions,
 } from '../../lib/index.js';
+import { Writable } from 'node:stream';
+import { runCli } from '../../lib/cli/run.js';
+import { ElasticJobOperator } from '../../lib/index.js';
 import { appOptions, bootApp } from '../support/app.js';
 import { javaReads } from '../support/java-config-peer.js';
 import { hold, observer, releaseAll } from '../support/resources.js';
-import { eventually, uniqueNamespace } from '../support/zk.js';
+import { eventually, uniqueNamespace, zkConnect } from '../support/zk.js';
 
 /**
  * ElasticJob's typed jobs against a real ZooKeeper: HTTP items against a real HTTP server (the shardingContext
@@ -145,6 +148,25 @@ describe('HTTP jobs', () => {
     expect(config).toContain(`props:\n  http.content.type: application/x-www-form-urlencoded\n`);
     expect((await zk.getData('/ping'))!.data.toString('utf8')).toBe('HTTP');
     expect(javaReads([config])[0]).toMatchObject({ fields: { jobName: 'ping', shardingTotalCount: 3 } });
+    // What operators see: the API's configuration, the CLI's config lines.
+    const operator = await ElasticJobOperator.connect({ serverLists: zkConnect(), namespace });
+    hold(() => operator.close());
+    expect((await operator.getJobConfiguration('ping'))?.props).toMatchObject({ 'http.method': 'POST' });
+    let printed = '';
+    const out = new Writable({
+      write(chunk: Buffer, _encoding, done) {
+        printed += chunk.toString('utf8');
+        done();
+      },
+    });
+    expect(
+      await runCli(['--zk', zkConnect(), '--namespace', namespace, 'config', 'ping'], {
+        stdout: out,
+        stderr: out,
+        env: {},
+      }),
+    ).toBe(0);
+    expect(printed).toMatch(/^props\.http\.uri: +http:\/\/127\.0\.0\.1:\d+\/ping\?from=test$/m);
   });
 
   it('fail an item on a status of 400 or more (its body, bounded, in the failure), or log it as ElasticJob does', async () => {

@@ -9,7 +9,12 @@ import { JobNotFoundError } from '../../errors/elastic-job.errors.js';
 
 function fields(config: JobConfiguration): string {
   return formatFields(
-    Object.entries(config).map(([key, value]: [string, unknown]) => [key, value === undefined ? NONE : String(value)]),
+    Object.entries(config).flatMap(([key, value]: [string, unknown]): Array<[string, string]> => {
+      // A typed job's props, one line each (`props.http.uri`); nothing for a job that has none.
+      if (key === 'props')
+        return Object.entries(value as Record<string, string>).map(([name, prop]) => [`props.${name}`, prop]);
+      return [[key, value === undefined ? NONE : String(value)]];
+    }),
   );
 }
 

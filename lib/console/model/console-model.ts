@@ -37,6 +37,8 @@ export interface ConsoleJobDetail {
     overwrite: boolean;
     maxTimeDiffSeconds: number;
   };
+  /** A typed job's properties (HTTP, SCRIPT: `http.uri`, `script.command.line`, ...); empty for other jobs. */
+  props: Readonly<Record<string, string>>;
   sharding: ShardingInfo[];
   servers: JobServerInfo[];
 }

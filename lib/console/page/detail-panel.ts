@@ -47,6 +47,7 @@ export function detailPanel(kit: ConsoleKit): ConsolePanel {
         key,
         value === undefined ? '–' : String(value),
       ]),
+      ...Object.entries(detail.props).map(([name, value]): [string, string] => [`props.${name}`, value]),
     ];
     const sharding = detail.sharding.map((item) =>
       h(
