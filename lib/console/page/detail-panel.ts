@@ -47,7 +47,7 @@ export function detailPanel(kit: ConsoleKit): ConsolePanel {
         key,
         value === undefined ? '–' : String(value),
       ]),
-      ...Object.entries(detail.props).map(([name, value]): [string, string] => [`props.${name}`, value]),
+      ...Object.entries(detail.props).map(([prop, value]): [string, string] => [`props.${prop}`, value]),
     ];
     const sharding = detail.sharding.map((item) =>
       h(
