@@ -35,7 +35,8 @@ import {
 import type { JobDefinition } from './job/scheduler/job-scheduler.js';
 
 /** What a job's declaration brings beyond its options: its handler, and for typed jobs the type's parts. */
-type DefinitionParts = Pick<JobDefinition, 'handler'> & Partial<Pick<JobDefinition, 'type' | 'dataflow'>>;
+type DefinitionParts = Pick<JobDefinition, 'handler'> &
+  Partial<Pick<JobDefinition, 'type' | 'dataflow' | 'joinsStored'>>;
 
 /** An `@OnElasticJobEvent()` method. */
 export interface DiscoveredSubscriber {
@@ -49,6 +50,9 @@ export interface DiscoveredSubscriber {
  * Finds `@ShardedJob()` methods on every provider and controller (DiscoveryService + MetadataScanner), and the
  * `@OnElasticJobEvent()` methods and `@ElasticJobListener()` providers, and validates them, in `onModuleInit`: bad configuration fails here, before anything touches ZooKeeper.
  */
+/** A joining typed job's cron until the stored one is read: once a year, and never written anywhere. */
+const JOIN_PLACEHOLDER_CRON = '0 0 0 1 1 ?';
+
 @Injectable()
 export class ElasticJobExplorer implements OnModuleInit {
   private readonly logger = new Logger('ElasticJob');
@@ -84,9 +88,29 @@ export class ElasticJobExplorer implements OnModuleInit {
         `must be one of ${TYPED_JOB_TYPES.join(', ')} (a job with a handler is a @ShardedJob() method or addJob(options, ` +
           `handler)), got ${JSON.stringify(options?.type)}`,
       );
-    const { type, ...rest } = options;
+    const { type, ...declared } = options;
     const policy = this.scriptPolicy;
-    if (type === 'SCRIPT') {
+    // { jobName, type } alone: the job stored in ZooKeeper (a Java team's, say) is joined as it is, props included.
+    // Its configuration here only fills the gaps until the stored one is read (it is never written).
+    const joins = declared.cron === undefined && declared.shardingTotalCount === undefined && declared.oneOff !== true;
+    if (joins && declared.overwrite === true)
+      throw new JobConfigurationError(
+        jobName,
+        'overwrite',
+        'a typed job declared with { jobName, type } only joins the stored configuration: it has none to overwrite it with',
+      );
+    const rest: ShardedJobOptions = joins
+      ? { ...declared, cron: JOIN_PLACEHOLDER_CRON, shardingTotalCount: 1, overwrite: false }
+      : // A missing count is refused by the validator, naming it.
+        (declared as ShardedJobOptions);
+    if (type === 'SCRIPT' && joins && policy.allow === false)
+      throw new JobConfigurationError(
+        jobName,
+        'scriptJobs',
+        `this instance runs no SCRIPT job (ElasticJobModule scriptJobs: false); allow its command with scriptJobs: ` +
+          `{ allow: ['...'] } or { allow: true }. Instances that allow it run the job's items`,
+      );
+    if (type === 'SCRIPT' && !joins) {
       const line = rest.props?.['script.command.line'];
       let command: string | undefined;
       try {
@@ -111,6 +135,7 @@ export class ElasticJobExplorer implements OnModuleInit {
     }
     const definition = this.definition({ ...rest, jobClass: rest.jobClass ?? type }, type, this.namedProviders(), {
       type,
+      ...(joins ? { joinsStored: true as const } : {}),
       // runJob(): the type's executor with the job's own props.
       handler: (context: ShardingContext) =>
         typedItemExecutor(type, () => definition.config.props, policy)!.execute(context),

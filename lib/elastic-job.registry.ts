@@ -106,7 +106,7 @@ export class ElasticJobRegistry {
     const definition =
       handler === undefined && 'type' in (options ?? {})
         ? this.explorer.typedDefinition(options as TypedJobOptions)
-        : this.explorer.runtimeDefinition(options, handler!);
+        : this.explorer.runtimeDefinition(options as ShardedJobOptions, handler!);
     await this.orchestrator.addJob(definition);
   }
 

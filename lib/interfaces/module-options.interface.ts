@@ -39,9 +39,15 @@ export interface ElasticJobModuleCommonOptions {
   scriptJobs?: { allow: boolean | string[] };
 }
 
-/** A typed job: its type and `props` instead of a provider method (docs/guide/http-and-script-jobs.md). @publicApi */
-export interface TypedJobOptions extends ShardedJobOptions {
+/**
+ * A typed job: its type and `props` instead of a provider method (docs/guide/http-and-script-jobs.md). Declared with
+ * `{ jobName, type }` only, it joins the job stored in ZooKeeper (say a Java team's) and takes all the rest from there.
+ * @publicApi
+ */
+export interface TypedJobOptions extends Omit<ShardedJobOptions, 'shardingTotalCount'> {
   type: 'HTTP' | 'SCRIPT';
+  /** Required unless the job is joined by `{ jobName, type }` alone. */
+  shardingTotalCount?: number;
   /** The executor's settings: `http.uri`, `http.method`, ... or `script.command.line`. */
   props?: Readonly<Record<string, string>>;
 }

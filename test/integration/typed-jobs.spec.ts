@@ -232,6 +232,49 @@ describe('HTTP jobs', () => {
     expect(cause('no-uri')).toContain(`props 'http.uri' is required`);
   });
 
+  it('join a job a Java team stored, declared by { jobName, type } alone: its props and count from ZooKeeper', async () => {
+    const namespace = uniqueNamespace('typed-join');
+    const zk = await observer(namespace);
+    // As Java ElasticJob stores an HTTP job (ScheduleJobBootstrap(registry, "HTTP", config)): the type in the root
+    // node, the props in the config node.
+    const javaYaml = [
+      'cron: 0 0 3 1 1 ?',
+      'jobName: shared',
+      'props:',
+      '  http.method: POST',
+      `  http.uri: ${base}/shared`,
+      'shardingTotalCount: 4',
+      '',
+    ].join('\n');
+    expect(javaReads([javaYaml])[0]).toMatchObject({ fields: { jobName: 'shared', shardingTotalCount: 4 } });
+    await zk.create('/shared', Buffer.from('HTTP'));
+    await zk.create('/shared/config', Buffer.from(javaYaml));
+    completed.length = 0;
+    received.length = 0;
+    const app = await bootApp(
+      { ...appOptions(namespace), jobs: [{ jobName: 'shared', type: 'HTTP' }] } as ElasticJobModuleOptions,
+      [Completions],
+    );
+    hold(() => app.close());
+    const registry = app.get(ElasticJobRegistry);
+    await registry.trigger('shared');
+    await eventually(
+      () => received.length,
+      (n) => n === 4,
+      15_000,
+      'four requests',
+    );
+    expect(received.map((request) => [request.method, request.path, request.context.shardingTotalCount])).toEqual(
+      Array(4).fill(['POST', '/shared', 4]),
+    );
+    // Nothing of ours was written over the stored job.
+    expect((await zk.getData('/shared/config'))!.data.toString('utf8')).toBe(javaYaml);
+    expect((await zk.getData('/shared'))!.data.toString('utf8')).toBe('HTTP');
+    // With nothing stored, there is nothing to join.
+    await expect(registry.addJob({ jobName: 'ghost', type: 'HTTP' })).rejects.toThrow(/none is stored there yet/);
+    expect(await zk.exists('/ghost')).toBeUndefined(); // nothing of it written
+  });
+
   it('are added at run time too, and refuse a type that is not one', async () => {
     const { registry } = await boot([]);
     await registry.addJob({

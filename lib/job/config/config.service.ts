@@ -37,6 +37,8 @@ export class ConfigService {
     private readonly local: JobConfiguration,
     /** `ClassName.methodName`, stored in the root node. */
     readonly owner: string,
+    /** Declared by type only: the stored configuration is the job's, and none stored is an error (never written). */
+    private readonly joinsStored = false,
   ) {
     this.lastGood = local;
   }
@@ -60,6 +62,14 @@ export class ConfigService {
     const yaml = this.ownConfigYaml().text;
     const root = storage.cached.get(paths.root);
     const stored = storage.cached.get(paths.config);
+    if (this.joinsStored && stored === undefined)
+      throw new JobConfigurationError(
+        this.ctx.jobName,
+        'cron',
+        'is not declared: the job is declared with { jobName, type } only, to join the job stored in ZooKeeper, and ' +
+          'none is stored there yet. Start the instance that defines it (a Java one, or ours with its cron, ' +
+          'shardingTotalCount and props), or declare them here',
+      );
     const writeConfig = stored === undefined || this.local.overwrite;
     const ops: TransactionOp[] = [];
     if (root === undefined) ops.push(storage.createOp(paths.root, this.owner));
@@ -77,7 +87,8 @@ export class ConfigService {
     }
     await storage.cached.settled();
     // Adopting it validates it: a refused node has been logged by load(), and the local configuration runs.
-    if (!writeConfig) this.reportDrift(this.load());
+    // Joined by type only: everything is the stored job's, and saying so field by field would be noise.
+    if (!writeConfig && !this.joinsStored) this.reportDrift(this.load());
   }
 
   /**

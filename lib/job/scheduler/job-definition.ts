@@ -18,6 +18,11 @@ export interface JobDefinition {
   /** The job's identity (`jobClass`, default `ClassName.methodName`): stored in its root node, compared on join. */
   owner: string;
   handler: JobHandler;
+  /**
+   * Declared with `{ jobName, type }` only (a typed job): it joins the job stored in ZooKeeper and takes its whole
+   * configuration from there, props included; it never writes one.
+   */
+  joinsStored?: true;
   /** The job type, which chooses the item executor. Default 'SIMPLE' (the handler is called once per item). */
   type?: string;
   /** At most this many items at once in this process (`@ShardedJob({ maxConcurrentItems })`); no cap when undefined. */

@@ -87,7 +87,7 @@ export function wireJobServices(
     plugins: new JobPlugins(logger, definition.plugins, definition.handler),
     events: new JobEventPublisher(settings.eventSink, { jobName, instanceId, ip: identity.ip }),
   };
-  const config = new ConfigService(ctx, definition.config, definition.owner);
+  const config = new ConfigService(ctx, definition.config, definition.owner, definition.joinsStored === true);
   const servers = new ServerService(ctx);
   const instances = new InstanceService(ctx, servers);
   const leader = new LeaderService(ctx, servers, () => instances.isLocalInstanceOnline());
