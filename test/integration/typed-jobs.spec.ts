@@ -265,7 +265,7 @@ describe('HTTP jobs', () => {
       'four requests',
     );
     expect(received.map((request) => [request.method, request.path, request.context.shardingTotalCount])).toEqual(
-      Array(4).fill(['POST', '/shared', 4]),
+      Array.from({ length: 4 }, () => ['POST', '/shared', 4]),
     );
     // Nothing of ours was written over the stored job.
     expect((await zk.getData('/shared/config'))!.data.toString('utf8')).toBe(javaYaml);
