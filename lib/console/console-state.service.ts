@@ -210,7 +210,11 @@ export class ConsoleStateService implements OnModuleInit, BeforeApplicationShutd
     });
     let started: Promise<boolean> | undefined;
     const operator = ElasticJobOperator.over(async () => {
-      started ??= registry.start();
+      // A failed start is tried again by the next request (not remembered as failed for good).
+      started ??= registry.start().catch((error: unknown) => {
+        started = undefined;
+        throw error;
+      });
       await started;
       return registry;
     }, registry.settings.connectionTimeoutMilliseconds);

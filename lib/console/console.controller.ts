@@ -3,6 +3,7 @@ import {
   type CanActivate,
   Controller,
   createParamDecorator,
+  ForbiddenException,
   type ExecutionContext,
   Get,
   Header,
@@ -99,6 +100,17 @@ function integer(value: string | undefined, field: string, fallback: number, min
       new InvalidOperationError('query', field, `must be an integer ${min}..${max}, got ${quoteInput(value)}`),
     );
   return n;
+}
+
+/**
+ * Without a tracing store the executions are asked of every instance, which writes query and reply nodes in
+ * ZooKeeper: a GET another site's page makes (an image, a link) must not set that going. Browsers say where a request
+ * comes from (`Sec-Fetch-Site`); scripts and older browsers send nothing and are let through, as for the page.
+ */
+function refuseCrossSite(request: ConsoleRequest): void {
+  const site = request.headers['sec-fetch-site'];
+  if (site === 'cross-site' || site === 'same-site')
+    throw new ForbiddenException('The executions are read from the console page only (Sec-Fetch-Site)');
 }
 
 /** An executions query from the page's query string, checked as the operator API checks one. */
@@ -299,6 +311,7 @@ export function createConsoleController(options: ResolvedConsoleOptions): Type<u
     @Get('api/executions')
     @Header('Cache-Control', 'no-store')
     async executions(
+      @Req() request: ConsoleRequest,
       @Registry() registry: unknown,
       @Query('job') job?: unknown,
       @Query('item') item?: unknown,
@@ -309,6 +322,7 @@ export function createConsoleController(options: ResolvedConsoleOptions): Type<u
       @Query('offset') offset?: unknown,
       @Query('limit') limit?: unknown,
     ) {
+      refuseCrossSite(request);
       const query = executionQuery('executions', { job, item, instance, result, from, to, offset, limit }, 50);
       return this.readExecutions(this.ns(registry), query);
     }
@@ -316,7 +330,13 @@ export function createConsoleController(options: ResolvedConsoleOptions): Type<u
     /** The latest failed items (`job`, `limit` 1..500, default 20), with their errors and stacks. */
     @Get('api/failures')
     @Header('Cache-Control', 'no-store')
-    async failures(@Registry() registry: unknown, @Query('job') job?: unknown, @Query('limit') limit?: unknown) {
+    async failures(
+      @Req() request: ConsoleRequest,
+      @Registry() registry: unknown,
+      @Query('job') job?: unknown,
+      @Query('limit') limit?: unknown,
+    ) {
+      refuseCrossSite(request);
       return this.readExecutions(this.ns(registry), executionQuery('failures', { job, limit, result: 'failure' }, 20));
     }
 
@@ -406,6 +426,9 @@ export function createConsoleController(options: ResolvedConsoleOptions): Type<u
             `must be an object of the fields to change, got ${quoteInput(body)}`,
           );
         checkKeys(body, CONSOLE_EDITABLE_FIELDS, 'updateJobConfiguration');
+        // JSON has no undefined: a null time zone is "none" (the instances' own zone).
+        const given = body as Record<string, unknown>;
+        if (given.timeZone === null) given.timeZone = undefined;
         const by = this.state.options.auditUser(request);
         const { configuration, changed } = await this.state.updateConfiguration(
           namespace,

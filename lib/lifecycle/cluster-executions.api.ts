@@ -1,6 +1,6 @@
 import { randomUUID } from 'node:crypto';
 import { Logger } from '@nestjs/common';
-import { describeError, JobNotFoundError } from '../errors/elastic-job.errors.js';
+import { describeError, JobNotFoundError, registryErrorCode } from '../errors/elastic-job.errors.js';
 import type { ExecutionHistoryQuery, ExecutionRecord } from '../interfaces/execution-history.interface.js';
 import { JobNodePath } from '../job/paths.js';
 import { createWhileJobExists } from '../job/storage/create-while-job-exists.js';
@@ -55,6 +55,8 @@ export class ClusterExecutionsApi {
         [...asked],
         async ([jobName, instances]) => {
           const paths = new JobNodePath(jobName);
+          // Recorded first: whatever happens next, the finally below deletes it if it was made.
+          written.push(paths.executionQuery(id));
           try {
             await createWhileJobExists(this.registry, paths, [{ path: paths.executions }]);
             await this.registry.create(
@@ -62,10 +64,9 @@ export class ClusterExecutionsApi {
               encodeQuery({ instances, query: request }),
               'EPHEMERAL',
             );
-            written.push(paths.executionQuery(id));
           } catch (error) {
             // A job removed meanwhile: its instances are asked nowhere, and count as missing.
-            if (!(error instanceof JobNotFoundError)) throw error;
+            if (!(error instanceof JobNotFoundError) && registryErrorCode(error) !== 'NO_NODE') throw error;
           }
         },
         READS_AT_ONCE,

@@ -68,8 +68,11 @@ export class NamespaceWatch {
 
   private onEvent(event: WatchEvent): void {
     if (this.state === 'CLOSED') return;
-    const jobName = event.path.split('/')[1];
+    const [, jobName, child] = event.path.split('/');
     if (!jobName) return;
+    // History queries and their replies (executions/, written by getExecutions itself) change nothing a watcher
+    // shows: told as a job change, a console re-querying on job changes would query forever.
+    if (child === 'executions') return;
     this.pending.add(jobName);
     this.timer ??= setTimeout(() => {
       this.timer = undefined;

@@ -109,6 +109,8 @@ function nameProblem(value: unknown, maxLength: number): string | undefined {
 
 /** The most executions one history query answers. */
 export const MAX_EXECUTIONS_PER_QUERY = 500;
+/** How deep a history query may page: each instance asked sends offset + limit executions at most. */
+export const MAX_EXECUTIONS_WINDOW = 1000;
 const EXECUTION_RESULTS: readonly ExecutionResult[] = ['success', 'failure', 'running'];
 
 /**
@@ -162,5 +164,12 @@ export function checkExecutionQuery(value: unknown, operation: string): Executio
       throw new InvalidOperationError(operation, 'offset', `must be an integer >= 0, got ${quoteInput(q.offset)}`);
     query.offset = q.offset;
   }
+  // Each instance asked reads and sends offset + limit executions: bounded, so that one query cannot stall them.
+  if ((query.offset ?? 0) + limit > MAX_EXECUTIONS_WINDOW)
+    throw new InvalidOperationError(
+      operation,
+      'offset',
+      `offset + limit must be at most ${MAX_EXECUTIONS_WINDOW} (the newest executions), got ${(query.offset ?? 0) + limit}`,
+    );
   return query;
 }

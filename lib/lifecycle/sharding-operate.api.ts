@@ -52,6 +52,17 @@ export class ShardingOperateApi {
         `item ${item} of '${jobName}' has no live owner now (not sharded yet, or its instance is gone): trigger the ` +
           'job instead, the leader shards it at that firing',
       );
+    // Reruns left for instances that are gone: a restarted instance with the same id would run them hours later
+    // (as triggerAllInstances empties trigger/ for the same reason).
+    const left = await this.read.children(paths.reruns);
+    await Promise.all(
+      left
+        .filter((instanceId) => instanceId !== owner)
+        .map(async (instanceId) => {
+          if (!(await this.read.exists(paths.instance(instanceId))))
+            await this.registry.remove(paths.rerun(instanceId)).catch(() => undefined);
+        }),
+    );
     const node = paths.rerun(owner);
     for (let attempt = 1; ; attempt++) {
       const pending = await this.registry.getData(node);

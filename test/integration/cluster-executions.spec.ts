@@ -116,6 +116,24 @@ describe('execution history without a database', () => {
     expect(partial.answered).toEqual(instanceIds);
     await zk.remove('/audit/instances/10.0.8.9@-@1');
 
+    // A watcher of the namespace is not told of the queries' nodes (a console re-querying on changes would loop):
+    // the first change it hears is the item disabled after a query, on the other job.
+    const heard: string[][] = [];
+    const watch = await operator.watch((change) => {
+      if (change.kind === 'jobs') heard.push([...change.jobNames]);
+    });
+    await operator.getExecutions({ jobName: 'report', limit: 10 });
+    await operator.disableItem('audit', 0);
+    await eventually(
+      () => heard.flat(),
+      (jobs) => jobs.includes('audit'),
+      10_000,
+      'the disabled item heard',
+    );
+    watch.close();
+    expect(heard.flat()).not.toContain('report');
+    await operator.enableItem('audit', 0);
+
     // Nothing of the queries stays in the tree.
     for (const job of ['report', 'audit']) expect((await zk.getChildren(`/${job}/executions`)) ?? []).toEqual([]);
   });
@@ -129,6 +147,10 @@ describe('execution history without a database', () => {
     await expect(operator.getExecutions({ limit: 10, jobName: 'a/b' })).rejects.toThrow(InvalidOperationError);
     await expect(operator.getExecutions({ limit: 10, bogus: 1 } as never)).rejects.toThrow(/bogus/);
     await expect(operator.getExecutions({ jobName: 'no-such-job', limit: 10 })).rejects.toThrow(JobNotFoundError);
+    // How deep a query may page is bounded: each instance sends offset + limit executions at most.
+    await expect(operator.getExecutions({ offset: 990, limit: 20 })).rejects.toThrow(
+      /offset \+ limit must be at most 1000/,
+    );
   });
 
   it('keeps what the executionLog option says: a bounded count, or nothing', async () => {

@@ -150,6 +150,10 @@ describe('console configuration editing', () => {
           failover: { before: false, after: true },
         },
       });
+      // An empty zone in the editor is sent as null: the zone is removed (the instances' own).
+      expect((await put('jobs/report/config', { timeZone: null })).status).toBe(200);
+      expect((await zk.getData('/report/config'))!.data.toString('utf8')).not.toContain('timeZone');
+      await put('jobs/report/config', { timeZone: 'Etc/GMT-8' });
     } finally {
       await zk.close();
     }

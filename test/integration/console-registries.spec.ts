@@ -89,6 +89,9 @@ describe('console over several registries', () => {
     expect(unknown.body.message).toMatch(/no registry 'nowhere'; the console has app, billing, billing-ops/);
     // The executions of the other namespace come from its instances.
     expect((await get('executions?registry=billing')).body).toMatchObject({ source: 'cluster', missing: [] });
+    // Asking them writes query nodes: not at another site's request (an image, a link).
+    for (const route of ['executions', 'failures'])
+      expect((await fetch(`${url}/api/${route}`, { headers: { 'sec-fetch-site': 'cross-site' } })).status).toBe(403);
 
     // Actions: refused on a read-only entry, done on the one that allows them.
     const page = await fetch(url);

@@ -237,8 +237,11 @@ describe('ElasticJobOperator on a running cluster', () => {
     await operator.trigger('rerun-me'); // the leader shards it at this firing
     await eventually(reruns, (list) => list.length === 6, 15_000, 'the first firing');
     const owner = (await zk.getData('/rerun-me/sharding/1/instance'))!.data.toString();
+    // A rerun left for an instance that is gone is removed (a restart with that id would run it much later).
+    await zk.ensurePath('/rerun-me/rerun/10.9.9.9@-@1');
     expect(await operator.rerunItem('rerun-me', 1)).toEqual({ jobName: 'rerun-me', item: 1, instanceId: owner });
     const again = await eventually(reruns, (list) => list.length === 7, 15_000, 'the rerun');
+    expect(await zk.exists('/rerun-me/rerun/10.9.9.9@-@1')).toBeUndefined();
     expect(again[6]).toMatchObject({ item: 1, ip: owner.split('@-@')[0] });
     await eventually(
       () => zk.exists(`/rerun-me/rerun/${owner}`),

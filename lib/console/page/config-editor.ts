@@ -13,7 +13,7 @@ import type { ConsoleKit, ConsolePanel } from './console-kit.js';
  */
 export function configEditor(kit: ConsoleKit): ConsolePanel {
   type Detail = Wire<ConsoleJobDetail>;
-  type Value = string | number | boolean | undefined;
+  type Value = string | number | boolean | null | undefined;
   const { state, h, button, replace, get, say, send, confirmThen } = kit;
   const TEXT = ['cron', 'timeZone', 'shardingItemParameters', 'jobParameter', 'description'] as const;
   const NUMBERS = ['shardingTotalCount', 'maxTimeDiffSeconds'] as const;
@@ -98,8 +98,8 @@ export function configEditor(kit: ConsoleKit): ConsolePanel {
     const changes: Record<string, Value> = {};
     for (const [name, value] of Object.entries(values)) {
       if (value === original[name]) continue;
-      // An empty zone means none: the field is left out of the stored configuration.
-      changes[name] = name === 'timeZone' && value === '' ? undefined : value;
+      // An empty zone means none (null: JSON has no undefined): the field is left out of the stored configuration.
+      changes[name] = name === 'timeZone' && value === '' ? null : value;
     }
     const names = Object.keys(changes);
     if (names.length === 0) {

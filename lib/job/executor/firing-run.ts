@@ -97,6 +97,11 @@ export class FiringRun {
       const taken = this.failover.getLocalFailoverItems(config.shardingTotalCount);
       if (taken.length > 0) {
         this.ctx.logger.log(`running taken-over items [${describeItems(taken)}]`);
+        if (onlyItems !== undefined)
+          this.ctx.logger.warn(
+            `rerun of items [${describeItems(onlyItems)}] not done: this firing ran taken-over items first, as ` +
+              'ElasticJob does; ask the rerun again',
+          );
         await this.hooks.around(
           taken,
           config,

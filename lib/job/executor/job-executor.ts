@@ -193,6 +193,12 @@ export class JobExecutor {
   /** A manual firing was asked for and has not started yet (its parameter and items wait in the two fields above). */
   private triggerPending = false;
 
+  private clearManualFiring(): void {
+    this.triggerParameter = undefined;
+    this.triggerItems = undefined;
+    this.triggerPending = false;
+  }
+
   /** Stop starting firings; resolves when the current one is over, or false at `timeoutMs` (then aborts items). */
   async stop(timeoutMs: number): Promise<boolean> {
     const state = this.state;
@@ -239,7 +245,10 @@ export class JobExecutor {
   /** A firing asked for now: started when idle, queued (once) behind the current one otherwise. */
   private request(source: QueuedFiring): void {
     const state = this.state;
-    if (state.phase === 'STOPPED') return;
+    if (state.phase === 'STOPPED') {
+      this.clearManualFiring();
+      return;
+    }
     if (state.phase === 'FIRING') {
       if (state.queued === undefined) this.state = { ...state, queued: source };
       this.ctx.logger.log(
@@ -268,11 +277,7 @@ export class JobExecutor {
     };
     const jobParameter = source === 'TRIGGER' ? this.triggerParameter : undefined;
     const onlyItems = source === 'TRIGGER' ? this.triggerItems : undefined;
-    if (source === 'TRIGGER') {
-      this.triggerParameter = undefined;
-      this.triggerItems = undefined;
-      this.triggerPending = false;
-    }
+    if (source === 'TRIGGER') this.clearManualFiring();
     void this.run
       .firing(source, scheduledAt, jobParameter, onlyItems)
       .catch((error: unknown) => this.ctx.logger.error(`firing failed: ${describeFailure(error)}`))
@@ -291,7 +296,10 @@ export class JobExecutor {
     }
     if (state.phase !== 'FIRING') return;
     this.state = { phase: 'IDLE', missed: state.missed, ...(state.rejoining ? { rejoining: true as const } : {}) };
-    if (state.queued !== undefined) this.start(state.queued);
+    // The one queue slot may hold a failover claim while a manual firing (trigger, rerun) waits too: that one runs
+    // after, never dropped.
+    const next = state.queued ?? (this.triggerPending ? 'TRIGGER' : undefined);
+    if (next !== undefined) this.start(next);
   }
 
   private get missed(): boolean {

@@ -43,7 +43,12 @@ export class ExecutionQueryReactions implements ClusterChangeHandler {
       if (!request.instances.includes(this.ctx.instanceId)) return;
       const reply = encodeReply(log.query({ ...request.query, offset: 0 }));
       try {
-        await this.ctx.storage.createUncachedEphemeral(this.ctx.paths.executionReply(id, this.ctx.instanceId), reply);
+        // Only beside its query: an asker that gave up and deleted it gets no reply left behind.
+        await this.ctx.storage.createUncachedEphemeral(
+          this.ctx.paths.executionReply(id, this.ctx.instanceId),
+          reply,
+          event.path,
+        );
       } catch (error) {
         // The asker gave up and deleted its query (NO_NODE is its parent), or asked twice: nothing to do.
         if (registryErrorCode(error) !== 'NODE_EXISTS' && registryErrorCode(error) !== 'NO_NODE') throw error;

@@ -137,11 +137,14 @@ export class JobNodeStorage {
    * one of another session (a previous life's, not yet expired) is replaced.
    */
   /**
-   * An ephemeral node the cache does not hold (a reply for someone else to read): created as given, its parent
-   * expected to be there (a NO_NODE error says it is not).
+   * An ephemeral node the cache does not hold (a reply for someone else to read), created only while `whileExists`
+   * is there (one transaction): a NO_NODE error says it is gone, and nothing was created.
    */
-  async createUncachedEphemeral(path: string, data: Buffer): Promise<void> {
-    await this.registry.create(path, data, 'EPHEMERAL');
+  async createUncachedEphemeral(path: string, data: Buffer, whileExists: string): Promise<void> {
+    await this.registry.transaction([
+      { op: 'check', path: whileExists },
+      { op: 'create', path, data, mode: 'EPHEMERAL' },
+    ]);
   }
 
   async createEphemeral(path: string, value: string, options: { replaceOthers?: boolean } = {}): Promise<boolean> {

@@ -1,3 +1,4 @@
+import { registryErrorCode } from '../../errors/elastic-job.errors.js';
 import type { TreeEvent } from '../../registry/tree-cache.js';
 import type { JobContext } from '../context/job-context.js';
 import { runReaction, type ClusterChangeHandler } from '../context/cluster-change-handler.js';
@@ -19,8 +20,21 @@ export class RerunReactions implements ClusterChangeHandler {
   onChange(event: TreeEvent): void {
     if (event.path !== this.ctx.paths.rerun(this.ctx.instanceId) || event.type !== 'ADDED') return;
     runReaction(this.ctx, 'rerun', async () => {
-      const held = (await this.ctx.storage.direct.get(event.path)) ?? '';
-      await this.ctx.storage.remove(event.path); // consumed by its target
+      // Consumed by its target, at the version read: items an operator adds meanwhile change the version, and are
+      // read on the next attempt rather than deleted unseen.
+      let held: string | undefined;
+      for (let attempt = 1; held === undefined; attempt++) {
+        const node = await this.ctx.storage.direct.node(event.path);
+        if (node === undefined) return; // consumed already
+        try {
+          await this.ctx.storage.transaction([{ op: 'remove', path: event.path, version: node.stat.version }]);
+          held = node.data.toString('utf8');
+        } catch (error) {
+          const code = registryErrorCode(error);
+          if (code === 'NO_NODE') return;
+          if (code !== 'BAD_VERSION' || attempt >= 5) throw error;
+        }
+      }
       if (!ITEMS.test(held)) {
         this.ctx.logger.warn(
           `${this.ctx.storage.fullPath(event.path)} holds '${held.slice(0, 40)}', not item numbers (2,5): deleted, ` +
