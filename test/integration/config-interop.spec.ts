@@ -29,8 +29,8 @@ describe('the config node as Java ElasticJob reads and writes it (SnakeYAML into
   };
   const utc: ShardedJobOptions = { ...minimal, jobName: 'utc', timeZone: 'UTC', cron: '0 0 12 L * *' };
   let readings: JavaReading[] = [];
-  beforeAll(() => {
-    readings = javaReads([stored(minimal), stored(everything), stored(utc)]);
+  beforeAll(async () => {
+    readings = await javaReads([stored(minimal), stored(everything), stored(utc)]);
   });
 
   it('reads the defaults we write as the JobConfiguration builder gives them, every boolean explicit', () => {
@@ -94,8 +94,8 @@ describe('the config node as Java ElasticJob reads and writes it (SnakeYAML into
     });
   });
 
-  it('the peer is as strict as Java: an unknown key, a bad cron, a zone Java cannot read are refused', () => {
-    const refused = javaReads([
+  it('the peer is as strict as Java: an unknown key, a bad cron, a zone Java cannot read are refused', async () => {
+    const refused = await javaReads([
       `${stored(minimal)}jobClass: com.acme.ReportJob\n`, // identity lives in the job root node, never here
       stored(minimal).replace('cron: 0 0 2 * * ?', 'cron: 0 0 2 * * *'), // cron-parser's dialect, not Quartz's
       stored({ ...minimal, timeZone: 'Europe/Berlin' }), // the documented difference (docs/interop-java.md)

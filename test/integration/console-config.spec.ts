@@ -120,7 +120,7 @@ describe('console configuration editing', () => {
         expect(after.split('\n')).toContain(line);
       expect(before).not.toEqual(after);
       // What a Java ElasticJob instance reads from the node (SnakeYAML into its POJO, Quartz's cron, its checks).
-      expect(javaReads([after])[0]).toMatchObject({
+      expect((await javaReads([after]))[0]).toMatchObject({
         fields: { cron: '0 30 4 * * ?', shardingTotalCount: 6, jobParameter: 'full', failover: true },
       });
       // The running instance follows: it rescheduled to 04:30 in its zone (UTC+8).

@@ -147,7 +147,7 @@ describe('HTTP jobs', () => {
     const config = (await zk.getData('/ping/config'))!.data.toString('utf8');
     expect(config).toContain(`props:\n  http.content.type: application/x-www-form-urlencoded\n`);
     expect((await zk.getData('/ping'))!.data.toString('utf8')).toBe('HTTP');
-    expect(javaReads([config])[0]).toMatchObject({ fields: { jobName: 'ping', shardingTotalCount: 3 } });
+    expect((await javaReads([config]))[0]).toMatchObject({ fields: { jobName: 'ping', shardingTotalCount: 3 } });
     // What operators see: the API's configuration, the CLI's config lines.
     const operator = await ElasticJobOperator.connect({ serverLists: zkConnect(), namespace });
     hold(() => operator.close());
@@ -246,7 +246,7 @@ describe('HTTP jobs', () => {
       'shardingTotalCount: 4',
       '',
     ].join('\n');
-    expect(javaReads([javaYaml])[0]).toMatchObject({ fields: { jobName: 'shared', shardingTotalCount: 4 } });
+    expect((await javaReads([javaYaml]))[0]).toMatchObject({ fields: { jobName: 'shared', shardingTotalCount: 4 } });
     await zk.create('/shared', Buffer.from('HTTP'));
     await zk.create('/shared/config', Buffer.from(javaYaml));
     completed.length = 0;

@@ -1,19 +1,27 @@
-import { spawnSync } from 'node:child_process';
+import { execFile } from 'node:child_process';
 
 /** Debian libyaml-snake-java and libquartz2-java: what a Java ElasticJob instance reads its config node with. */
 const CLASSPATH = '/usr/share/java/snakeyaml.jar:/usr/share/java/quartz2.jar';
 
 export type JavaReading = { fields: Record<string, unknown>; writtenBack: string } | { error: string };
 
-/** Each document read, checked and written back by ElasticJobConfigPeer (one JVM for all). */
-export function javaReads(documents: readonly string[]): JavaReading[] {
-  const run = spawnSync('java', ['-cp', CLASSPATH, 'test/java/ElasticJobConfigPeer.java'], {
-    input: documents.map((document) => `${document.trimEnd()}\n#end\n`).join(''),
-    encoding: 'utf8',
-    timeout: 60_000,
+/**
+ * Each document read, checked and written back by ElasticJobConfigPeer (one JVM for all). Asynchronous: a JVM takes
+ * seconds to start on a loaded machine, and a test waiting synchronously would starve its own ZooKeeper sessions
+ * (their pings) past their timeout.
+ */
+export async function javaReads(documents: readonly string[]): Promise<JavaReading[]> {
+  const stdout = await new Promise<string>((resolve, reject) => {
+    const child = execFile(
+      'java',
+      ['-cp', CLASSPATH, 'test/java/ElasticJobConfigPeer.java'],
+      { encoding: 'utf8', timeout: 60_000, maxBuffer: 16 * 1024 * 1024 },
+      (error, out, err) =>
+        error ? reject(new Error(`ElasticJobConfigPeer failed: ${err || error.message}`)) : resolve(out),
+    );
+    child.stdin!.end(documents.map((document) => `${document.trimEnd()}\n#end\n`).join(''));
   });
-  if (run.status !== 0) throw new Error(`ElasticJobConfigPeer failed: ${run.stderr}`);
-  return run.stdout
+  return stdout
     .trim()
     .split('\n')
     .map((line) => {
