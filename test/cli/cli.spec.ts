@@ -10,13 +10,14 @@ import {
 } from '../../lib/index.js';
 import type { ZookeeperRegistryCenter } from '../../lib/registry/zookeeper-registry-center.js';
 import { appOptions, bootApp } from '../support/app.js';
-import { cliOn, misalignedRows, runCli, startCliOn, tableRows } from '../support/cli.js';
+import { cliOn, misalignedRows, runCli, runCliHere, startCliOn, tableRows } from '../support/cli.js';
 import { hold, observer, releaseAll } from '../support/resources.js';
 import { eventually, uniqueNamespace, zkConnect } from '../support/zk.js';
 
 /**
- * The CLI as operators run it: `node build/lib/cli/main.js` in a process of its own, against two apps running in
- * this process (told apart by `instance.ip`). Each command: its human output, its `--json` (the operator API's
+ * The CLI against two apps running in this process (told apart by `instance.ip`): as operators run it,
+ * `node build/lib/cli/main.js` in a process of its own, for what only a process has (arguments, exit status,
+ * ZK_CONNECT, Ctrl-C in watch mode), and each command through the same entry function in this process (cliOn). Each command: its human output, its `--json` (the operator API's
  * value), its exit code, and for writes the znodes written and the apps' reaction. The tests run in order: the
  * writes come after the reads, the removals last.
  */
@@ -95,7 +96,7 @@ describe('nestjs-elastic-job CLI', () => {
     expect(noZk.code).toBe(2);
     expect(noZk.stderr).toMatch(/--zk host:port\[,\.\.\.\] is required \(or set ZK_CONNECT\)/);
 
-    // Each a process of its own: run side by side.
+    // Run side by side, in this process (the three above are processes of their own).
     const refusals = [
       [['nope'], /unknown command 'nope'; commands: jobs, job, servers/],
       [['jobs', '--bogus'], /Unknown option '--bogus'/],
@@ -109,7 +110,7 @@ describe('nestjs-elastic-job CLI', () => {
       [['jobs', '--namespace', '/a'], /invalid --namespace: must be a ZooKeeper node name.*starts with '\/'/],
     ] as const;
     const results = await Promise.all(
-      refusals.map(([args]) => runCli(['--zk', zkConnect(), '--namespace', namespace, ...args])),
+      refusals.map(([args]) => runCliHere(['--zk', zkConnect(), '--namespace', namespace, ...args])),
     );
     refusals.forEach(([args, message], index) => {
       expect({ args, code: results[index]!.code }).toEqual({ args, code: 2 });
