@@ -9,16 +9,17 @@ import { BaseSequencer, type TestSpecification } from 'vitest/node';
  */
 const LONGEST_FIRST = [
   'test/faults/chaos-seed-',
-  'test/cli/cli.spec.ts',
   'test/integration/packaging.spec.ts',
-  'test/integration/operator.spec.ts',
   'test/faults/connection-faults.spec.ts',
+  'test/integration/operator.spec.ts',
   'test/cluster/quiet-instance.spec.ts',
+  'test/integration/api-docs.spec.ts',
   'test/cluster/cluster.spec.ts',
   'test/integration/job-behaviour.spec.ts',
   'test/faults/ensemble.spec.ts',
   'test/cluster/failover.spec.ts',
-  'test/integration/api-docs.spec.ts',
+  'test/cluster/console-failures-browser.spec.ts',
+  'test/cluster/console-browser.spec.ts',
   'test/integration/foreign-writes.spec.ts',
   'test/cluster/distribute-once.spec.ts',
 ];
