@@ -59,6 +59,11 @@ export interface RegistryWrites {
   /** All-or-nothing `multi`, versions honoured; it must fit one request (see multiBatches). */
   transaction(ops: readonly TransactionOp[]): Promise<void>;
   /**
+   * The same transaction, sent with others asked for in the same tick as one multi request when they fit (a
+   * combined request that fails is sent again transaction by transaction): for writes many jobs make at one instant.
+   */
+  coalescedTransaction(ops: readonly TransactionOp[]): Promise<void>;
+  /**
    * The ops cut, in order, into multi requests that fit ZooKeeper's request limit, paths measured as sent
    * (namespace and chroot included). `leading` ops start every batch and count towards its limits.
    */

@@ -1,3 +1,4 @@
+import { TransactionCoalescer } from './transaction-coalescer.js';
 import { Logger } from '@nestjs/common';
 import { RegistryError } from '../errors/elastic-job.errors.js';
 import type { ZookeeperConfiguration } from './zookeeper-configuration.js';
@@ -207,6 +208,16 @@ export class ZookeeperRegistryCenter implements RegistryCenter {
   transaction(ops: readonly TransactionOp[]): Promise<void> {
     return this.transport.transaction(ops);
   }
+
+  /** A transaction sent with the others asked for in the same tick (transaction-coalescer.ts); same meaning. */
+  coalescedTransaction(ops: readonly TransactionOp[]): Promise<void> {
+    this.coalescer ??= new TransactionCoalescer(
+      (batch) => this.transport.transaction(batch),
+      (batch) => this.transport.requestBytes(batch),
+    );
+    return this.coalescer.submit(ops);
+  }
+  private coalescer: TransactionCoalescer | undefined;
 
   multiBatches(ops: readonly TransactionOp[], leading: readonly TransactionOp[] = []): TransactionOp[][] {
     return this.transport.multiBatches(ops, leading);

@@ -3,7 +3,7 @@ import { RegistryError, registryErrorCode } from '../errors/elastic-job.errors.j
 import type { NamespacePaths } from './namespace-paths.js';
 import type { RegistryStats } from './registry-center.js';
 import type { NodeData, NodeMode, NodeStat, TransactionOp, Watcher } from './registry.types.js';
-import { assertMultiRequestFits, assertNodeDataFits, multiBatches } from './request-limits.js';
+import { assertMultiRequestFits, assertNodeDataFits, multiBatches, multiRequestBytes } from './request-limits.js';
 import {
   clientErrorName,
   type ClientCallback,
@@ -109,6 +109,11 @@ export class ZookeeperTransport {
         .map((op) => op.path)
         .join(', ') + (ops.length > 3 ? ` and ${ops.length - 3} more` : '');
     await this.send<void>((c, cb) => c.multi(full, cb), described);
+  }
+
+  /** Bytes of these ops as one multi request (see request-limits.ts). */
+  requestBytes(ops: readonly TransactionOp[]): number {
+    return multiRequestBytes(ops, this.acl.bytes.length, this.pathPrefixBytes);
   }
 
   /** The ops cut, in order, into multi requests that fit ZooKeeper's request limit (see request-limits.ts). */

@@ -608,6 +608,10 @@ export class FakeRegistryCenter implements RegistryCenter {
     }
   }
 
+  coalescedTransaction(ops: readonly TransactionOp[]): Promise<void> {
+    return this.transaction(ops);
+  }
+
   async transaction(ops: readonly TransactionOp[]): Promise<void> {
     if (ops.length === 0) return;
     assertMultiRequestFits(ops, OPEN_ACL_BYTES, Buffer.byteLength(this.paths.full('/')));

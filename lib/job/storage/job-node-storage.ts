@@ -187,11 +187,11 @@ export class JobNodeStorage {
    */
   async transaction(
     ops: readonly TransactionOp[],
-    options: { batches?: boolean; rootCheck?: boolean } = {},
+    options: { batches?: boolean; rootCheck?: boolean; coalesce?: boolean } = {},
   ): Promise<void> {
     if (ops.length === 0) return;
     const leading = options.rootCheck === false ? [] : [this.rootCheck()];
-    if (!options.batches) return this.write([...leading, ...ops]);
+    if (!options.batches) return this.write([...leading, ...ops], options.coalesce === true);
     for (const batch of this.registry.multiBatches(ops, leading)) await this.write(batch);
   }
 
@@ -239,10 +239,12 @@ export class JobNodeStorage {
     return write;
   }
 
-  private async write(ops: TransactionOp[]): Promise<void> {
+  /** `coalesce`: sent with the other jobs' writes of this tick (ZookeeperRegistryCenter.coalescedTransaction). */
+  private async write(ops: TransactionOp[], coalesce = false): Promise<void> {
     if (ops.length === 0) return;
     const creates = ops.flatMap((op) => (op.op === 'create' ? [{ path: op.path, data: op.data }] : []));
-    await this.writeThrough(creates, this.registry.transaction(ops));
+    const sent = coalesce ? this.registry.coalescedTransaction(ops) : this.registry.transaction(ops);
+    await this.writeThrough(creates, sent);
   }
 
   setDataOp(path: string, value: string): TransactionOp {
