@@ -170,8 +170,12 @@ export class ConsoleStateService implements OnModuleInit, BeforeApplicationShutd
     const configuration = await namespace.operator.updateJobConfiguration(jobName, changes);
     const changed: Record<string, { before: unknown; after: unknown }> = {};
     for (const field of Object.keys(changes) as Array<keyof JobConfigurationChanges>) {
-      if (before[field] !== configuration[field])
-        changed[field] = { before: before[field], after: configuration[field] };
+      // props is a map: compared by content.
+      const differs =
+        field === 'props'
+          ? JSON.stringify(before.props) !== JSON.stringify(configuration.props)
+          : before[field] !== configuration[field];
+      if (differs) changed[field] = { before: before[field], after: configuration[field] };
     }
     namespace.touched(jobName);
     if (Object.keys(changed).length > 0) {

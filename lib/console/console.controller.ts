@@ -82,6 +82,7 @@ export const CONSOLE_EDITABLE_FIELDS = [
   'misfire',
   'monitorExecution',
   'maxTimeDiffSeconds',
+  'props',
 ] as const satisfies ReadonlyArray<keyof JobConfigurationChanges>;
 
 /** A query parameter given once, as text (`?name=a&name=b` is refused rather than read as an array). */

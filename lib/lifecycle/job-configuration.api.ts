@@ -18,7 +18,7 @@ import { NamespaceReader } from './namespace-reader.js';
 import { checkJobName, checkKeys } from './operator-input.js';
 
 /** What an update may change: any field of the stored configuration but the job's name. */
-export type JobConfigurationChanges = Partial<Omit<JobConfiguration, 'jobName' | 'props'>>;
+export type JobConfigurationChanges = Partial<Omit<JobConfiguration, 'jobName'>>;
 
 const CHANGEABLE: ReadonlySet<string> = new Set<keyof JobConfigurationChanges>([
   'cron',
@@ -37,6 +37,8 @@ const CHANGEABLE: ReadonlySet<string> = new Set<keyof JobConfigurationChanges>([
   'disabled',
   'overwrite',
   'staticSharding',
+  // A typed job's properties, replaced whole (HTTP's http.uri, SCRIPT's script.command.line, ...).
+  'props',
 ]);
 
 /** Longest text a configuration update may set in one field, in UTF-8 bytes (the whole node must stay far below 1 MB). */

@@ -129,7 +129,7 @@ const BAD_IPS: ReadonlyArray<readonly [string, unknown, string]> = [
 const CHANGEABLE =
   'cron, timeZone, shardingTotalCount, shardingItemParameters, jobParameter, monitorExecution, failover, misfire, ' +
   'maxTimeDiffSeconds, reconcileIntervalMinutes, jobShardingStrategyType, jobErrorHandlerType, description, ' +
-  'disabled, overwrite, staticSharding';
+  'disabled, overwrite, staticSharding, props';
 const ipDetail = (quoted: string): string => `must be a server's IP address (IPv4 or IPv6), got ${quoted}`;
 /** Well-formed IPs of no server here. */
 const UNKNOWN_IPS = ['10.9.9.9', '::1', '10.0.9.10'];

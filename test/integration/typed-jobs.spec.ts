@@ -167,6 +167,29 @@ describe('HTTP jobs', () => {
       }),
     ).toBe(0);
     expect(printed).toMatch(/^props\.http\.uri: +http:\/\/127\.0\.0\.1:\d+\/ping\?from=test$/m);
+    // Changed as a whole set, validated as declared ones: the API, then the CLI's --set.
+    await expect(
+      operator.updateJobConfiguration('ping', { props: { 'http.uri': `${base}/x`, 'http.method': 7 as never } }),
+    ).rejects.toThrow(/props\.http\.method/);
+    await operator.updateJobConfiguration('ping', { props: { 'http.uri': `${base}/moved`, 'http.method': 'GET' } });
+    expect((await zk.getData('/ping/config'))!.data.toString('utf8')).toContain(`  http.uri: ${base}/moved\n`);
+    const set = JSON.stringify({ 'http.uri': `${base}/cli`, 'http.method': 'PUT' });
+    expect(
+      await runCli(['--zk', zkConnect(), '--namespace', namespace, 'config', 'ping', '--set', `props=${set}`], {
+        stdout: out,
+        stderr: out,
+        env: {},
+      }),
+    ).toBe(0);
+    received.length = 0;
+    await registry.trigger('ping');
+    await eventually(
+      () => received.length,
+      (n) => n === 3,
+      15_000,
+      'the requests with the new props',
+    );
+    expect(received.every((request) => request.method === 'PUT' && request.path === '/cli')).toBe(true);
   });
 
   it('fail an item on a status of 400 or more (its body, bounded, in the failure), or log it as ElasticJob does', async () => {

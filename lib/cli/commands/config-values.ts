@@ -2,7 +2,7 @@ import type { JobConfigurationChanges } from '../../lifecycle/job-configuration.
 import { UsageError } from './cli-errors.js';
 
 /** How a `--set` value is read for each field of the configuration. */
-type FieldKind = 'number' | 'boolean' | 'string' | 'zone';
+type FieldKind = 'number' | 'boolean' | 'string' | 'zone' | 'properties';
 
 const FIELD_KINDS = {
   cron: 'string',
@@ -21,6 +21,7 @@ const FIELD_KINDS = {
   disabled: 'boolean',
   overwrite: 'boolean',
   staticSharding: 'boolean',
+  props: 'properties',
 } as const satisfies Record<keyof JobConfigurationChanges, FieldKind>;
 
 /**
@@ -56,5 +57,15 @@ function read(key: string, kind: FieldKind, raw: string): unknown {
       return raw === '' ? undefined : raw;
     case 'string':
       return raw;
+    case 'properties': {
+      // A JSON object of names to strings (the whole set: it replaces the stored one); the API checks the values.
+      try {
+        const value: unknown = JSON.parse(raw);
+        if (typeof value === 'object' && value !== null && !Array.isArray(value)) return value;
+      } catch {
+        // said below
+      }
+      throw new UsageError(`--set ${key} takes a JSON object of properties, e.g. '{"http.uri":"http://..."}'`);
+    }
   }
 }

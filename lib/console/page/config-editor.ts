@@ -26,6 +26,7 @@ export function configEditor(kit: ConsoleKit): ConsolePanel {
     jobParameter: 'Job parameter',
     description: 'Description',
     maxTimeDiffSeconds: 'Max time diff seconds (-1: not checked)',
+    props: 'Properties (one name=value a line: http.uri, script.command.line, …)',
     failover: 'Failover',
     misfire: 'Misfire',
     monitorExecution: 'Monitor execution',
@@ -46,7 +47,22 @@ export function configEditor(kit: ConsoleKit): ConsolePanel {
       failover: detail.config.failover,
       misfire: detail.config.misfire,
       monitorExecution: detail.config.monitorExecution,
+      // A typed job's properties as text lines, compared as text; sent as an object when changed.
+      props: Object.entries(detail.props)
+        .map(([prop, value]) => `${prop}=${value}`)
+        .join('\n'),
     };
+  }
+  function propsOf(text: string): Record<string, string> {
+    const props: Record<string, string> = {};
+    for (const line of text.split('\n')) {
+      if (line.trim() === '') continue;
+      const equals = line.indexOf('=');
+      // A line without '=' is sent as a name with no value: refused by the server, naming it.
+      if (equals < 0) props[line.trim()] = '';
+      else props[line.slice(0, equals).trim()] = line.slice(equals + 1);
+    }
+    return props;
   }
   function field(name: string): HTMLInputElement {
     return document.getElementById(`edit-${name}`) as HTMLInputElement;
@@ -60,6 +76,8 @@ export function configEditor(kit: ConsoleKit): ConsolePanel {
       values[name] = typed !== '' && Number.isFinite(Number(typed)) ? Number(typed) : typed;
     }
     for (const name of FLAGS) values[name] = field(name).checked;
+    const props = document.getElementById('edit-props') as HTMLTextAreaElement | null;
+    if (props) values.props = props.value.trim();
     return values;
   }
   async function preview() {
@@ -101,6 +119,9 @@ export function configEditor(kit: ConsoleKit): ConsolePanel {
       // An empty zone means none (null: JSON has no undefined): the field is left out of the stored configuration.
       changes[name] = name === 'timeZone' && value === '' ? null : value;
     }
+    // Sent as the object the server stores (the text above is only the form's).
+    const sent: Record<string, unknown> = { ...changes };
+    if ('props' in changes) sent.props = propsOf(String(changes.props ?? ''));
     const names = Object.keys(changes);
     if (names.length === 0) {
       say('Nothing changed.');
@@ -127,7 +148,7 @@ export function configEditor(kit: ConsoleKit): ConsolePanel {
       ),
     );
     confirmThen(diff, async () => {
-      const done = await send<{ done: string }>('PUT', `jobs/${encodeURIComponent(jobName)}/config`, changes);
+      const done = await send<{ done: string }>('PUT', `jobs/${encodeURIComponent(jobName)}/config`, sent);
       editing = undefined;
       render();
       kit.navigation.reloadDetail();
@@ -175,6 +196,15 @@ export function configEditor(kit: ConsoleKit): ConsolePanel {
       ...NUMBERS.map((name) => input(name, 'number')),
       ...TEXT.filter((name) => name !== 'cron' && name !== 'timeZone').map((name) => input(name, 'text')),
       ...FLAGS.map(flag),
+      // Only a typed job has properties to edit.
+      original.props
+        ? h(
+            'div',
+            { class: 'field' },
+            h('label', { for: 'edit-props' }, LABELS.props),
+            h('textarea', { id: 'edit-props', name: 'props', rows: '4', class: 'mono' }, String(original.props)),
+          )
+        : undefined,
       h(
         'div',
         { class: 'buttons' },

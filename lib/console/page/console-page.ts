@@ -136,7 +136,7 @@ pre { white-space: pre-wrap; font-size: .8rem; }
 .editor { display: grid; gap: .5rem; }
 .field { display: grid; gap: .2rem; }
 .field-flag { display: flex; gap: .5rem; align-items: center; }
-.editor input[type="text"], .editor input[type="number"] { width: 100%; }
+.editor input[type="text"], .editor input[type="number"], .editor textarea { width: 100%; }
 .error { color: var(--bad); }
 .diff { padding-left: 1.2rem; }
 .diff del { color: var(--bad); }
