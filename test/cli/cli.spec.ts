@@ -132,7 +132,8 @@ describe('nestjs-elastic-job CLI', () => {
     );
     expect(result.stdout).toBe('');
     expect(result.ms).toBeGreaterThanOrEqual(1000);
-    expect(result.ms).toBeLessThan(1000 + 3000); // Node's start and the message: not the client's endless retries
+    // Not the client's endless retries: it ends (a loaded machine's Node start-up is not what this checks).
+    expect(result.ms).toBeLessThan(1000 + 30_000);
   });
 
   it('jobs: an aligned table, or the API value with --json; --zk from ZK_CONNECT; --ip for one server', async () => {
