@@ -1,5 +1,6 @@
 import type { ShardingContext } from '../../interfaces/sharding-context.interface.js';
 import type { JobItemExecutor } from './item-executor.js';
+import { shardingContextJson } from './sharding-context-json.js';
 
 /** The response body kept in an item's result or failure: enough to read an error, bounded for events and logs. */
 export const MAX_HTTP_BODY_CHARACTERS = 4096;
@@ -57,14 +58,7 @@ export class HttpItemExecutor implements JobItemExecutor {
     const connectMs = timeout(props, 'http.connect.timeout.milliseconds', DEFAULT_CONNECT_TIMEOUT_MS, fail);
     const readMs = timeout(props, 'http.read.timeout.milliseconds', DEFAULT_READ_TIMEOUT_MS, fail);
     const headers: Record<string, string> = {
-      shardingContext: JSON.stringify({
-        jobName: context.jobName,
-        taskId: context.taskId,
-        shardingTotalCount: context.shardingTotalCount,
-        jobParameter: context.jobParameter,
-        shardingItem: context.shardingItem,
-        shardingParameter: context.shardingParameter ?? null,
-      }),
+      shardingContext: shardingContextJson(context),
     };
     if (props['http.content.type']) headers['content-type'] = props['http.content.type'];
     const data = props['http.data'];

@@ -1,6 +1,7 @@
 import { execFile } from 'node:child_process';
 import type { ShardingContext } from '../../interfaces/sharding-context.interface.js';
 import type { JobItemExecutor } from './item-executor.js';
+import { shardingContextJson } from './sharding-context-json.js';
 
 /** The output of a script kept in its item's result or failure (each stream's last characters). */
 export const MAX_SCRIPT_OUTPUT_CHARACTERS = 4096;
@@ -99,14 +100,7 @@ export class ScriptItemExecutor implements JobItemExecutor {
     const timeoutMs = timeoutRaw === undefined || timeoutRaw === '' ? 0 : Number(timeoutRaw);
     if (!Number.isInteger(timeoutMs) || timeoutMs < 0)
       fail(`props 'script.timeout.milliseconds' must be an integer >= 0, got '${timeoutRaw}'`);
-    const shardingContext = JSON.stringify({
-      jobName: context.jobName,
-      taskId: context.taskId,
-      shardingTotalCount: context.shardingTotalCount,
-      jobParameter: context.jobParameter,
-      shardingItem: context.shardingItem,
-      shardingParameter: context.shardingParameter ?? null,
-    });
+    const shardingContext = shardingContextJson(context);
     return new Promise<ScriptItemResult>((resolve, reject) => {
       let stdout = '';
       let stderr = '';
