@@ -209,6 +209,8 @@ export async function steadyAtSize(
   jobs: number,
   firing: number,
   minutes: number,
+  /** Items per job (each job's item 0 reports its lateness). */
+  total = 1,
 ): Promise<{ p99: number; p50: number; samples: number; eldP99: number; eldMax: number; oneJobP99: number }> {
   const one = benchApp({ ZK_NAMESPACE: ns('steady1'), JOBS: '1', JOB_TOTAL: '1' });
   let oneJobP99: number;
@@ -232,7 +234,7 @@ export async function steadyAtSize(
     FIRING_JOBS: String(firing),
     JOB_CRON: '0 * * * * ?',
     LATENESS_ALL: 'true',
-    JOB_TOTAL: '1',
+    JOB_TOTAL: String(total),
   });
   try {
     await app.waitForLine(/"event":"registered"/, 600_000);
