@@ -1,8 +1,8 @@
 import { Inject, Injectable, Logger, type OnModuleInit } from '@nestjs/common';
 import { ELASTIC_JOB_MODULE_OPTIONS } from './elastic-job.module-definition.js';
 import type { ElasticJobModuleOptions, TypedJobOptions } from './interfaces/module-options.interface.js';
-import { isTypedJobType, TYPED_JOB_TYPES, typedItemExecutor } from './job/plugins/typed-item-executors.js';
-import { scriptAllowed, splitCommandLine, type ScriptPolicy } from './job/plugins/script-item-executor.js';
+import { prepareTypedJob, typedItemExecutor } from './job/plugins/typed-item-executors.js';
+import type { ScriptPolicy } from './job/plugins/script-item-executor.js';
 import { dayOfWeekNumberWarning } from './schedule/cron-preview.js';
 import { DiscoveryService, MetadataScanner, Reflector } from '@nestjs/core';
 import {
@@ -50,9 +50,6 @@ export interface DiscoveredSubscriber {
  * Finds `@ShardedJob()` methods on every provider and controller (DiscoveryService + MetadataScanner), and the
  * `@OnElasticJobEvent()` methods and `@ElasticJobListener()` providers, and validates them, in `onModuleInit`: bad configuration fails here, before anything touches ZooKeeper.
  */
-/** A joining typed job's cron until the stored one is read: once a year, and never written anywhere. */
-const JOIN_PLACEHOLDER_CRON = '0 0 0 1 1 ?';
-
 @Injectable()
 export class ElasticJobExplorer implements OnModuleInit {
   private readonly logger = new Logger('ElasticJob');
@@ -80,59 +77,8 @@ export class ElasticJobExplorer implements OnModuleInit {
    * not run is a JobConfigurationError naming `scriptJobs`.
    */
   typedDefinition(options: TypedJobOptions): JobDefinition {
-    const jobName = typeof options?.jobName === 'string' ? options.jobName : undefined;
-    if (!isTypedJobType(options?.type))
-      throw new JobConfigurationError(
-        jobName,
-        'type',
-        `must be one of ${TYPED_JOB_TYPES.join(', ')} (a job with a handler is a @ShardedJob() method or addJob(options, ` +
-          `handler)), got ${JSON.stringify(options?.type)}`,
-      );
-    const { type, ...declared } = options;
     const policy = this.scriptPolicy;
-    // { jobName, type } alone: the job stored in ZooKeeper (a Java team's, say) is joined as it is, props included.
-    // Its configuration here only fills the gaps until the stored one is read (it is never written).
-    const joins = declared.cron === undefined && declared.shardingTotalCount === undefined && declared.oneOff !== true;
-    if (joins && declared.overwrite === true)
-      throw new JobConfigurationError(
-        jobName,
-        'overwrite',
-        'a typed job declared with { jobName, type } only joins the stored configuration: it has none to overwrite it with',
-      );
-    const rest: ShardedJobOptions = joins
-      ? { ...declared, cron: JOIN_PLACEHOLDER_CRON, shardingTotalCount: 1, overwrite: false }
-      : // A missing count is refused by the validator, naming it.
-        (declared as ShardedJobOptions);
-    if (type === 'SCRIPT' && joins && policy.allow === false)
-      throw new JobConfigurationError(
-        jobName,
-        'scriptJobs',
-        `this instance runs no SCRIPT job (ElasticJobModule scriptJobs: false); allow its command with scriptJobs: ` +
-          `{ allow: ['...'] } or { allow: true }. Instances that allow it run the job's items`,
-      );
-    if (type === 'SCRIPT' && !joins) {
-      const line = rest.props?.['script.command.line'];
-      let command: string | undefined;
-      try {
-        command = line ? splitCommandLine(line)[0] : undefined;
-      } catch (error) {
-        throw new JobConfigurationError(jobName, 'props.script.command.line', (error as Error).message);
-      }
-      if (!command)
-        throw new JobConfigurationError(
-          jobName,
-          'props.script.command.line',
-          'is required: the command each item runs',
-        );
-      if (!scriptAllowed(policy, command))
-        throw new JobConfigurationError(
-          jobName,
-          'scriptJobs',
-          `this instance may not run '${command.slice(0, 200)}' (ElasticJobModule scriptJobs: ` +
-            `${JSON.stringify(policy.allow)}); allow it with scriptJobs: { allow: ['${command.slice(0, 200)}'] } or ` +
-            `{ allow: true }. Instances that allow it run the job's items`,
-        );
-    }
+    const { type, options: rest, joins } = prepareTypedJob(options, policy);
     const definition = this.definition({ ...rest, jobClass: rest.jobClass ?? type }, type, this.namedProviders(), {
       type,
       ...(joins ? { joinsStored: true as const } : {}),
