@@ -4,7 +4,7 @@ import { nextFireTime } from './cron-expression.js';
 const MAX_TIMEOUT_MS = 2_147_483_647;
 
 /**
- * Fires `onFire(scheduledAt)` at every cron instant (`leadMs` early, if asked). Like ElasticJob's Quartz trigger with
+ * Fires `onFire(scheduledAt)` at every cron instant (`leadMs()` early, if asked). Like ElasticJob's Quartz trigger with
  * `withMisfireHandlingInstructionDoNothing`: instants missed while the process was blocked are skipped, never
  * replayed in a burst. The callback must not throw (it is the job's firing, which catches everything).
  */
@@ -13,13 +13,21 @@ export class CronTrigger {
   private running = false;
   private cron: string;
   private timeZone: string | undefined;
+  /** Half the time from the instant before to the instant armed now: the most its lead may be. */
+  private leadCapMs = 0;
 
   constructor(
     cron: string,
     timeZone: string | undefined,
     private readonly onFire: (scheduledAt: Date) => void,
-    /** Call `onFire` this much before the instant, so that the firing's coordination is done when it comes. */
-    private readonly leadMs = 0,
+    /**
+     * Call `onFire` this much before the instant, so that the firing's coordination is done when it comes (asked
+     * again as the instant nears: schedule/preparation-lead.ts). Never more than half the time to the instant from
+     * the one before, so that a job firing every second is prepared for an instant after the one before has run.
+     */
+    private readonly leadMs: () => number = () => 0,
+    /** The most `leadMs` may grow to: the trigger wakes this early and asks for the lead then. */
+    private readonly maxLeadMs = 0,
   ) {
     this.cron = cron;
     this.timeZone = timeZone;
@@ -58,12 +66,18 @@ export class CronTrigger {
   private armAfter(after: Date): void {
     if (this.cron === '') return; // a one-off job: it runs only when triggered
     const at = nextFireTime(this.cron, this.timeZone, after);
+    this.leadCapMs = Math.max(0, (at.getTime() - after.getTime()) / 2);
     this.armAt(at);
+  }
+
+  private leadNow(): number {
+    return Math.min(this.leadMs(), this.leadCapMs);
   }
 
   private armAt(at: Date): void {
     if (!this.running) return;
-    const wait = at.getTime() - this.leadMs - Date.now();
+    // Woken as early as the lead may be by then; fire() asks for it and waits for the rest.
+    const wait = at.getTime() - Math.min(Math.max(this.maxLeadMs, this.leadMs()), this.leadCapMs) - Date.now();
     if (wait > MAX_TIMEOUT_MS) {
       this.timer = setTimeout(() => this.armAt(at), MAX_TIMEOUT_MS);
       return;
@@ -73,9 +87,10 @@ export class CronTrigger {
 
   private fire(at: Date): void {
     if (!this.running) return;
-    // Timers may fire a little early; never before the lead time.
-    if (Date.now() < at.getTime() - this.leadMs) {
-      this.timer = setTimeout(() => this.fire(at), at.getTime() - this.leadMs - Date.now());
+    // Woken ahead of the lead (or a little early, as timers may be): never before the lead time.
+    const early = at.getTime() - this.leadNow() - Date.now();
+    if (early > 0) {
+      this.timer = setTimeout(() => this.fire(at), early);
       return;
     }
     // Next instant after max(scheduled, now): skips instants missed while blocked (DoNothing misfire policy).

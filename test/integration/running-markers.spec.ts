@@ -1,3 +1,4 @@
+import { PreparationLead } from '../../lib/schedule/preparation-lead.js';
 import { JobEventPublisher } from '../../lib/job/events/job-event-publisher.js';
 import { Logger } from '@nestjs/common';
 import { afterEach, describe, expect, it } from 'vitest';
@@ -48,6 +49,7 @@ async function contender(
     waitTimeoutMs: 5000,
     plugins: new JobPlugins(logger),
     events: new JobEventPublisher(undefined, { jobName: JOB, instanceId, ip: instanceId.split('@-@')[0]! }),
+    preparationLead: new PreparationLead(),
   };
   await ctx.storage.startCache();
   cleanups.push(() => ctx.storage.closeCache());

@@ -1,3 +1,4 @@
+import { PreparationLead } from '../../lib/schedule/preparation-lead.js';
 import { JobEventPublisher } from '../../lib/job/events/job-event-publisher.js';
 import { Logger } from '@nestjs/common';
 import { beforeAll, describe, expect, it, vi } from 'vitest';
@@ -152,6 +153,7 @@ describe('the config node over the local configuration (ConfigService on the fak
       waitTimeoutMs: 1_000,
       plugins: new JobPlugins(logger),
       events: new JobEventPublisher(undefined, { jobName: config.jobName, instanceId: '10.0.0.1@-@1', ip: '10.0.0.1' }),
+      preparationLead: new PreparationLead(),
     };
     const service = new ConfigService(ctx, config, 'Jobs.orders');
     await storage.startCache();

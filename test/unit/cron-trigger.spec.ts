@@ -15,7 +15,7 @@ function trigger(cron: string, timeZone: string | undefined, leadMs = 0): { trig
     cron,
     timeZone,
     (at) => firings.push({ at: at.toISOString(), calledAt: new Date().toISOString() }),
-    leadMs,
+    () => leadMs,
   );
   triggers.push(created);
   return { trigger: created, firings };
@@ -46,6 +46,30 @@ describe('CronTrigger with fake timers', () => {
       '2026-01-01T00:00:29.975Z',
     ]);
     expect(cron.nextFireTime()?.toISOString()).toBe('2026-01-01T00:00:40.000Z');
+  });
+
+  it('asks for its lead at each instant, and never leads by more than half the time from the instant before', async () => {
+    let leadMs = 25;
+    const firings: Firing[] = [];
+    const cron = new CronTrigger(
+      '* * * * * *',
+      undefined,
+      (at) => firings.push({ at: at.toISOString(), calledAt: new Date().toISOString() }),
+      () => leadMs,
+    );
+    triggers.push(cron);
+    cron.start(); // 00:00:03.000
+    await vi.advanceTimersByTimeAsync(1_000);
+    expect(firings.at(-1)).toEqual({ at: '2026-01-01T00:00:04.000Z', calledAt: '2026-01-01T00:00:03.975Z' });
+    leadMs = 300; // a burst was slow to prepare: the lead grew (schedule/preparation-lead.ts)
+    await vi.advanceTimersByTimeAsync(1_000);
+    // 00:00:05.000 was armed at 00:00:04.000 with the old lead; the instant after gets the new one.
+    expect(firings.at(-1)).toEqual({ at: '2026-01-01T00:00:05.000Z', calledAt: '2026-01-01T00:00:04.975Z' });
+    await vi.advanceTimersByTimeAsync(1_000);
+    expect(firings.at(-1)).toEqual({ at: '2026-01-01T00:00:06.000Z', calledAt: '2026-01-01T00:00:05.700Z' });
+    leadMs = 900; // more than half of a one-second cron: half a second, so the previous firing is over first
+    await vi.advanceTimersByTimeAsync(2_000);
+    expect(firings.at(-1)).toEqual({ at: '2026-01-01T00:00:08.000Z', calledAt: '2026-01-01T00:00:07.500Z' });
   });
 
   it('reschedule replaces the pending instant with the new cron, from now', async () => {

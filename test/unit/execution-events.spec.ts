@@ -11,15 +11,23 @@ const started: ExecutionEventMap['item-started'] = {
   startTime: new Date(0),
 };
 
+/** One turn of the event loop: what was deferred past this instant has run. */
+const afterTurn = (): Promise<void> => new Promise((resolve) => setImmediate(resolve));
+
 describe('ExecutionEvents', () => {
-  it('calls listeners after the emitting code has moved on, never inside emit()', async () => {
+  it('calls listeners after the emitting code has moved on, and after the timers due with it', async () => {
     const events = new ExecutionEvents(new Logger('test'));
-    const heard: number[] = [];
-    events.on('item-started', (event) => heard.push(event.shardingItem));
-    events.emit('item-started', started);
-    expect(heard).toEqual([]); // emit returned before any listener ran
-    await Promise.resolve();
-    expect(heard).toEqual([3]);
+    const heard: string[] = [];
+    events.on('item-started', (event) => heard.push(`heard ${event.shardingItem}`));
+    // Two jobs' firings due at one instant: the first one's event is heard after the second one's items start.
+    setTimeout(() => {
+      events.emit('item-started', started);
+      heard.push('first job started');
+    });
+    setTimeout(() => heard.push('second job started'));
+    await new Promise((resolve) => setTimeout(resolve, 5));
+    await afterTurn();
+    expect(heard).toEqual(['first job started', 'second job started', 'heard 3']);
   });
 
   it('a listener that throws or rejects is logged; the others still hear the event and emit never throws', async () => {
@@ -49,7 +57,7 @@ describe('ExecutionEvents', () => {
     events.emit('firing-skipped', { ...started, reason: 'not-connected', items: [] });
     off();
     events.emit('item-started', started);
-    await Promise.resolve();
+    await afterTurn();
     expect(heard).toEqual(['skipped not-connected']);
   });
 
@@ -66,9 +74,9 @@ describe('ExecutionEvents', () => {
     });
     offLater = events.on('item-started', () => heard.push('later'));
     events.emit('item-started', started);
-    await Promise.resolve();
+    await afterTurn();
     events.emit('item-started', started);
-    await Promise.resolve();
+    await afterTurn();
     expect(heard).toEqual(['twice', 'first', 'later', 'twice', 'first']);
   });
 });

@@ -4,6 +4,7 @@ import type { ConnectionView } from '../../registry/registry-center.js';
 import type { JobNodePath } from '../paths.js';
 import type { JobPlugins } from '../plugins/job-plugins.js';
 import type { JobNodeStorage } from '../storage/job-node-storage.js';
+import type { PreparationLead } from '../../schedule/preparation-lead.js';
 
 /** What every coordination service of one job shares. */
 export interface JobContext {
@@ -22,4 +23,6 @@ export interface JobContext {
   readonly plugins: JobPlugins;
   /** The job's public events (docs/guide/events-and-listeners.md, "Events"). */
   readonly events: JobEventPublisher;
+  /** How long before its instants a cron firing prepares; its firings tell it how long they took. */
+  readonly preparationLead: PreparationLead;
 }

@@ -2,6 +2,7 @@ import type { Logger } from '@nestjs/common';
 import type { FiringSource } from './firing-state.js';
 import type { ShardingContexts } from '../../interfaces/job-listener.interface.js';
 import { describeError } from '../../errors/elastic-job.errors.js';
+import { afterThisInstant } from '../../util/after-this-instant.js';
 
 /** Common to every execution event of one job on this instance. */
 interface ExecutionEventBase {
@@ -50,7 +51,8 @@ export type ExecutionListener<E extends ExecutionEventName> = (event: ExecutionE
 
 /**
  * The execution events of one job on this instance. Emitting never delays a firing: listeners are called after
- * the emitting code has moved on (a microtask later), each on its own; one that throws or rejects is logged and
+ * the emitting code has moved on, and after the other jobs' items of this instant have started
+ * (util/after-this-instant.ts), each on its own; one that throws or rejects is logged and
  * the others still hear the event.
  */
 export class ExecutionEvents {
@@ -77,7 +79,7 @@ export class ExecutionEvents {
     const listeners = (this.listeners as { [K in E]?: ReadonlyArray<ExecutionListener<E>> })[name];
     if (!listeners) return;
     for (const listener of listeners) {
-      queueMicrotask(() => {
+      afterThisInstant(() => {
         try {
           const result = listener(event);
           if (result instanceof Promise) result.catch((error: unknown) => this.listenerFailed(name, error));

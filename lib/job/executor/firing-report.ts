@@ -49,13 +49,16 @@ export class FiringReport {
   }
 
   itemStarted(source: FiringSource, taskId: string, item: number, scheduledAt: number | undefined): ItemStarted {
-    const started = {
-      ...this.base(source),
+    // Built without spreads: a thousand jobs' items start at one instant, each paying for this before the next.
+    const started: ItemStarted = {
+      jobName: this.ctx.jobName,
+      instanceId: this.ctx.instanceId,
+      source,
       taskId,
       shardingItem: item,
       startTime: new Date(),
-      ...(scheduledAt === undefined ? {} : { scheduledTime: new Date(scheduledAt) }),
     };
+    if (scheduledAt !== undefined) started.scheduledTime = new Date(scheduledAt);
     this.events.emit('item-started', started);
     return started;
   }

@@ -1,6 +1,7 @@
 import { describeError } from '../../errors/elastic-job.errors.js';
 import type { JobErrorHandler } from '../../interfaces/sharded-job-options.interface.js';
 import { describeItems } from '../../util/item-list.js';
+import { untilAfterThisInstant } from '../../util/after-this-instant.js';
 import type { ConfigService } from '../config/config.service.js';
 import type { JobConfiguration } from '../config/job-configuration.js';
 import type { FailoverService } from '../failover/failover.service.js';
@@ -36,6 +37,9 @@ export interface FiringMachine {
  * then the misfired items once more, and a failover claim.
  */
 export class FiringRun {
+  /** When the current cron firing began preparing, while its preparation is timed. */
+  private preparingSince: number | undefined;
+
   constructor(
     private readonly ctx: JobContext,
     private readonly config: ConfigService,
@@ -89,6 +93,9 @@ export class FiringRun {
     // A trigger's job parameter replaces the job's for this firing (its items and listeners see it).
     const withParameter = (loaded: JobConfiguration): JobConfiguration =>
       jobParameter === undefined ? loaded : { ...loaded, jobParameter };
+    // Its preparation is timed for the next instants' lead (schedule/preparation-lead.ts), from after the resharding
+    // it may wait for below: that wait is the cluster's, not this process's.
+    this.preparingSince = scheduledAt === undefined ? undefined : Date.now();
     let config = withParameter(this.config.load());
     await this.checkClockDifference(config);
     if (config.monitorExecution) await this.execution.removeStaleOwnMarkers(config.shardingTotalCount);
@@ -115,7 +122,9 @@ export class FiringRun {
         return;
       }
     }
+    const resharding = this.sharding.isNeedSharding();
     await this.sharding.shardingIfNecessary(config);
+    if (resharding && this.preparingSince !== undefined) this.preparingSince = Date.now();
     config = withParameter(this.config.load());
     const items = this.limitTo(this.localItems(config), onlyItems);
     if (config.monitorExecution && (await this.execution.misfireIfHasRunningItems(items))) {
@@ -235,6 +244,10 @@ export class FiringRun {
   ): Promise<void> {
     if (wanted.length === 0) return;
     const items = await this.markers.begin(wanted, config);
+    if (startAt !== undefined && this.preparingSince !== undefined) {
+      this.ctx.preparationLead.prepared(this.preparingSince, Date.now());
+      this.preparingSince = undefined;
+    }
     if (items.length === 0) {
       this.report.skipped(source, 'items-still-running', wanted);
       return;
@@ -264,6 +277,8 @@ export class FiringRun {
         () => this.machine.mayStartItems(),
       );
     } finally {
+      // The other jobs' items of this instant start first; then this firing's bookkeeping.
+      await untilAfterThisInstant();
       await this.markers.end(items, config, failoverRun);
       this.report.firingCompleted(started, outcome.success);
     }

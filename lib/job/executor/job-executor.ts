@@ -14,9 +14,6 @@ import type { JobItemExecutor } from '../plugins/item-executor.js';
 import type { ItemInterceptor } from '../../interfaces/item-interceptor.interface.js';
 import { describeItems } from '../../util/item-list.js';
 
-/** How long before a cron instant a firing starts its coordination (one ZooKeeper write, usually ~1 ms). */
-export const PREPARE_AHEAD_MS = 25;
-
 function describeFailure(error: unknown): string {
   if (error instanceof AggregateError) return `${error.message}: ${error.errors.map(describeFailure).join('; ')}`;
   return error instanceof Error ? (error.stack ?? error.message) : String(error);
@@ -127,7 +124,7 @@ export class JobExecutor {
   }
 
   /**
-   * Called by the cron trigger, a little before `scheduledAt` (PREPARE_AHEAD_MS): the coordination of the firing
+   * Called by the cron trigger, a little before `scheduledAt` (schedule/preparation-lead.ts): the coordination of the firing
    * (sharding check, running markers) is done by then, and the items start at the instant. Never throws.
    */
   fire(scheduledAt?: number): void {

@@ -1,3 +1,4 @@
+import type { PreparationLead } from '../../schedule/preparation-lead.js';
 import type { ScriptPolicy } from '../plugins/script-item-executor.js';
 import type { ExecutionLogReader } from '../history/execution-query-reactions.js';
 import type { DataflowJobHandler } from '../../interfaces/dataflow-job.interface.js';
@@ -53,4 +54,6 @@ export interface JobSchedulerSettings {
   scriptPolicy?: ScriptPolicy;
   /** This process's in-memory execution log, answering the cluster's history queries; none when it is off. */
   executionLog?: ExecutionLogReader;
+  /** How long before its instants a cron firing prepares; the process's (shared by its jobs) when not given. */
+  preparationLead?: PreparationLead;
 }

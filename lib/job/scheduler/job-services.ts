@@ -2,12 +2,13 @@ import { Logger } from '@nestjs/common';
 import { JobConfigurationError } from '../../errors/elastic-job.errors.js';
 import type { RegistryCenter } from '../../registry/registry-center.js';
 import { CronTrigger } from '../../schedule/cron-trigger.js';
+import { PreparationLead, preparationLead } from '../../schedule/preparation-lead.js';
 import { ConfigService } from '../config/config.service.js';
 import { LeaderService } from '../election/leader.service.js';
 import { JobEventPublisher } from '../events/job-event-publisher.js';
 import { DataflowItemExecutor } from '../plugins/dataflow-item-executor.js';
 import { ExecutionService } from '../execution/execution.service.js';
-import { JobExecutor, PREPARE_AHEAD_MS } from '../executor/job-executor.js';
+import { JobExecutor } from '../executor/job-executor.js';
 import { FailoverService } from '../failover/failover.service.js';
 import { GuaranteeService } from '../guarantee/guarantee.service.js';
 import { InstanceService } from '../instance/instance.service.js';
@@ -47,7 +48,7 @@ export interface JobServices {
   readonly executor: JobExecutor;
   readonly guarantee: GuaranteeService;
   readonly coordinationEvents: CoordinationEventWatcher;
-  /** The firing loop: the cron fires the executor (its firings prepared PREPARE_AHEAD_MS before the instant). */
+  /** The firing loop: the cron fires the executor (its firings prepared ahead of the instant: schedule/preparation-lead.ts). */
   readonly trigger: CronTrigger;
   /** The reactions to the cluster's changes, one handler per concern, in the folder of its concern. */
   readonly reactions: ClusterChangeListeners;
@@ -86,6 +87,7 @@ export function wireJobServices(
     waitTimeoutMs: settings.waitTimeoutMs,
     plugins: new JobPlugins(logger, definition.plugins, definition.handler),
     events: new JobEventPublisher(settings.eventSink, { jobName, instanceId, ip: identity.ip }),
+    preparationLead: settings.preparationLead ?? preparationLead,
   };
   const config = new ConfigService(ctx, definition.config, definition.owner, definition.joinsStored === true);
   const servers = new ServerService(ctx);
@@ -129,7 +131,8 @@ export function wireJobServices(
     definition.config.cron,
     definition.config.timeZone,
     (at) => executor.fire(at.getTime()),
-    PREPARE_AHEAD_MS,
+    () => ctx.preparationLead.ms,
+    PreparationLead.MAX_MS,
   );
   const reactions = new ClusterChangeListeners(ctx, [
     new ElectionReactions(ctx, leader, servers, instances),
