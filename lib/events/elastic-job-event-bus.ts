@@ -32,6 +32,13 @@ export class ElasticJobEventBus {
     return this.handlers.size > 0 || this.subject.observed;
   }
 
+  /** Whether anybody listens to events of this type (of some job): publishers skip building the others. */
+  observes(type: ElasticJobEventType): boolean {
+    if (this.subject.observed) return true;
+    for (const handler of this.handlers) if (!handler.types || handler.types.has(type)) return true;
+    return false;
+  }
+
   /** Calls `call` with the events of the given types (all when undefined) of the given jobs (all when undefined). */
   on(
     name: string,

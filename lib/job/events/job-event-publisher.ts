@@ -15,8 +15,11 @@ import type {
 /** Where a job's events go: the module's ElasticJobEventBus (or nowhere, in the kernel's own tests). */
 export interface JobEventSink {
   publish(event: ElasticJobEvent): void;
-  /** Whether anybody listens; when not, events are not even built. */
-  readonly observed: boolean;
+  /**
+   * Whether anybody listens to events of this type; when not, they are not even built (the execution log hears only
+   * item events: a firing's four status events, each with a UUID, would be built for nobody).
+   */
+  observes(type: ElasticJobEventType): boolean;
 }
 
 /** The fields a publisher fills in itself. */
@@ -53,7 +56,7 @@ export class JobEventPublisher {
   ) {}
 
   publish<T extends ElasticJobEventType>(type: T, fields: Omit<ElasticJobEventOf<T>, OwnFields>): void {
-    if (!this.sink?.observed) return;
+    if (!this.sink?.observes(type)) return;
     this.sink.publish({
       type,
       jobName: this.job.jobName,
@@ -71,7 +74,7 @@ export class JobEventPublisher {
     const ids = new Map<number, string>();
     const failures = new Map<number, string>();
     const { jobName, ip } = this.job;
-    const observed = (): boolean => this.sink?.observed === true;
+    const observes = (type: ElasticJobEventType): boolean => this.sink?.observes(type) === true;
     // What an item's start and completion events share (ElasticJob's JobExecutionEvent).
     const executionFields = (
       id: string,
@@ -101,14 +104,14 @@ export class JobEventPublisher {
     };
     const offs = [
       events.on('firing-started', (firing) => {
-        if (!observed()) return;
+        if (!observes('status')) return;
         status(firing.taskId, firing.items, 'TASK_STAGING', `Job '${jobName}' execute begin.`);
         status(firing.taskId, firing.items, 'TASK_RUNNING', '');
       }),
       events.on('firing-completed', (firing) => {
         const failed = new Map(failures);
         failures.clear();
-        if (!observed()) return;
+        if (!observes('status')) return;
         if (failed.size === 0) status(firing.taskId, firing.items, 'TASK_FINISHED', '');
         else
           status(
@@ -120,9 +123,9 @@ export class JobEventPublisher {
           );
       }),
       events.on('firing-skipped', (skipped) => {
-        if (!observed()) return;
+        if (!observes('firing.skipped') && !observes('status')) return;
         this.publish('firing.skipped', { reason: skipped.reason, items: skipped.items });
-        if (skipped.reason !== 'items-still-running' && skipped.reason !== 'no-items') return;
+        if ((skipped.reason !== 'items-still-running' && skipped.reason !== 'no-items') || !observes('status')) return;
         const taskId = buildTaskId(jobName, skipped.items, this.job.instanceId);
         status(taskId, skipped.items, 'TASK_STAGING', `Job '${jobName}' execute begin.`);
         status(
@@ -136,7 +139,8 @@ export class JobEventPublisher {
         );
       }),
       events.on('item-started', (item) => {
-        if (!observed()) return;
+        // The id is shared with the completion's event: made when either is heard.
+        if (!observes('item.started') && !observes('item.completed')) return;
         const id = randomUUID();
         ids.set(item.shardingItem, id);
         this.publish('item.started', {
@@ -145,13 +149,14 @@ export class JobEventPublisher {
         });
       }),
       events.on('item-completed', (item) => {
-        if (!observed()) return;
-        const id = ids.get(item.shardingItem) ?? randomUUID();
+        const id = ids.get(item.shardingItem);
         ids.delete(item.shardingItem);
         const failureCause = item.success ? undefined : describeCause(item.failureCause);
-        if (failureCause !== undefined) failures.set(item.shardingItem, failureCause);
+        // For the firing's TASK_ERROR status event.
+        if (failureCause !== undefined && observes('status')) failures.set(item.shardingItem, failureCause);
+        if (!observes('item.completed')) return;
         this.publish('item.completed', {
-          ...executionFields(id, item),
+          ...executionFields(id ?? randomUUID(), item),
           completeTime: item.completeTime,
           success: item.success,
           ...(failureCause === undefined ? {} : { failureCause }),
