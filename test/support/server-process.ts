@@ -1,8 +1,9 @@
 import { spawn, type ChildProcess, type SpawnOptions } from 'node:child_process';
 
 /**
- * Starts a throwaway server of the test harness (PostgreSQL, NATS) and resolves once it logs `ready` on stderr;
- * rejects with its log when it exits first or takes longer than `timeoutMs`.
+ * Starts a throwaway server of the test harness (PostgreSQL, NATS, Redis) and resolves once it logs `ready` on
+ * `logStream` (stderr unless told: Redis logs to stdout); rejects with its log when it exits first or takes longer
+ * than `timeoutMs`.
  */
 export async function startServer(
   name: string,
@@ -11,12 +12,17 @@ export async function startServer(
   ready: string,
   timeoutMs: number,
   options: SpawnOptions = {},
+  logStream: 'stdout' | 'stderr' = 'stderr',
 ): Promise<ChildProcess> {
-  const server = spawn(command, args, { ...options, stdio: ['ignore', 'ignore', 'pipe'] });
+  const server = spawn(command, args, {
+    ...options,
+    stdio: ['ignore', logStream === 'stdout' ? 'pipe' : 'ignore', logStream === 'stderr' ? 'pipe' : 'ignore'],
+  });
+  const logged = server[logStream]!;
   let log = '';
   await new Promise<void>((resolve, reject) => {
     const timer = setTimeout(() => reject(new Error(`${name} did not start in ${timeoutMs} ms:\n${log}`)), timeoutMs);
-    server.stderr!.on('data', (chunk: Buffer) => {
+    logged.on('data', (chunk: Buffer) => {
       log += chunk.toString();
       if (log.includes(ready)) {
         clearTimeout(timer);
@@ -28,7 +34,7 @@ export async function startServer(
       reject(new Error(`${name} exited with ${code}:\n${log}`));
     });
   });
-  server.stderr!.resume();
+  logged.resume();
   return server;
 }
 

@@ -1,0 +1,67 @@
+/** Bench: BullMQ on issue 32's burst, a row beside ours. Run by bench/run.ts. */
+import { LineProcess } from '../../test/support/line-process.js';
+import { LocalRedis } from '../../test/support/local-redis.js';
+import { percentile, quick, round, sleep } from '../support/bench-support.js';
+
+const PERIOD_MS = 10_000;
+
+/**
+ * BullMQ's answer to a burst (bench/fixtures/bullmq-app.ts, on a throwaway local Redis: Debian's redis-server with
+ * its defaults): `tasks` job schedulers all due at the same instant every 10 s, one worker at concurrency 100, in a
+ * process of its own. Lateness of every start against its scheduled instant, over `quick ? 1 : 3` periods after the
+ * first full one (which warms up); RSS sampled after them.
+ */
+export async function bullmqBurst(tasks = 2000): Promise<{
+  p50: number;
+  p99: number;
+  samples: number;
+  readyMs: number;
+  rssMb: number;
+}> {
+  const periods = quick ? 1 : 3;
+  const redis = await LocalRedis.create();
+  const app = new LineProcess(process.execPath, ['build/bench/fixtures/bullmq-app.js'], {
+    ...process.env,
+    REDIS_URL: redis.url,
+    TASKS: String(tasks),
+    EVERY_MS: String(PERIOD_MS),
+    CONCURRENCY: '100',
+  });
+  try {
+    const ready = JSON.parse((await app.waitForLine(/"event":"ready"/, 120_000)).slice(4)) as { sinceStartMs: number };
+    // The first instant after ready is the first every scheduler has (some upserted before an earlier instant
+    // may have run already): skipped. The next `periods` instants are measured.
+    const first = Math.floor(Date.now() / PERIOD_MS) * PERIOD_MS + PERIOD_MS;
+    const measured = Array.from({ length: periods }, (_, i) => first + (i + 1) * PERIOD_MS);
+    // Each measured instant's starts get the period that follows it; a burst running longer is waited for, a while.
+    const last = measured[measured.length - 1]!;
+    await sleep(last + PERIOD_MS - Date.now());
+    const due = new Set(measured);
+    const collect = (): number[] =>
+      app.lines
+        .filter((line) => line.includes('"lateness"'))
+        .map((line) => JSON.parse(line.slice(4)) as { ms: number; due: number })
+        .filter((event) => due.has(event.due))
+        .map((event) => event.ms);
+    let samples = collect();
+    for (let waited = 0; samples.length < tasks * periods && waited < 6 * PERIOD_MS; waited += 1000) {
+      await sleep(1000);
+      samples = collect();
+    }
+    if (samples.length < tasks * periods)
+      throw new Error(`${samples.length} of ${tasks * periods} starts, ${7 * PERIOD_MS} ms after the last instant`);
+    const askedAt = app.lines.length;
+    app.send('rss');
+    const rss = (JSON.parse((await app.waitForLine(/"event":"rss"/, 10_000, askedAt)).slice(4)) as { rss: number }).rss;
+    return {
+      p50: percentile(samples, 50),
+      p99: percentile(samples, 99),
+      samples: samples.length,
+      readyMs: ready.sinceStartMs,
+      rssMb: round(rss / 2 ** 20),
+    };
+  } finally {
+    await app.stop();
+    await redis.stop();
+  }
+}

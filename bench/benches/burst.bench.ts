@@ -1,0 +1,109 @@
+/**
+ * Issue 32's burst: a thousand jobs of two items in one process, monitorExecution on, all firing at the same instant
+ * every 10 seconds (the BullMQ row's 2000 tasks every 10 s, bullmq.bench.ts), against one job alone in the same run.
+ * Lateness is every item's start after its instant. The first burst shards the jobs and is left out; the next one is
+ * measured apart ("the first burst after start-up": the preparation lead has learnt from one burst only), then the
+ * following ones together.
+ */
+import { benchApp, ns, percentile, quick, sleep } from '../support/bench-support.js';
+import type { LineProcess } from '../../test/support/line-process.js';
+
+const PERIOD_MS = 10_000;
+
+export interface BurstFigures {
+  /** Over the bursts after the first measured one. */
+  p50: number;
+  p99: number;
+  max: number;
+  samples: number;
+  bursts: number;
+  /** The first burst after the sharding one. */
+  firstP99: number;
+  /** One job of two items alone, same run. */
+  oneJobP99: number;
+  /** Event-loop delay over the measured bursts. */
+  eldP99: number;
+  eldMax: number;
+  /** From the process's start to every job registered, its trigger armed. */
+  readyMs: number;
+  /** RSS after the measured bursts, MB. */
+  rssMb: number;
+}
+
+/** Item-start lateness of every burst measured, in order. */
+async function bursts(app: LineProcess, count: number): Promise<number[][]> {
+  await app.waitForLine(/"event":"lateness"/, 120_000); // the burst that shards
+  // From the middle of a period on: each window of PERIOD_MS holds one whole burst.
+  await sleep(Math.ceil(Date.now() / PERIOD_MS) * PERIOD_MS + PERIOD_MS / 2 - Date.now());
+  const all: number[][] = [];
+  for (let burst = 0; burst < count; burst++) {
+    const from = app.lines.length;
+    await sleep(PERIOD_MS);
+    all.push(
+      app.lines
+        .slice(from)
+        .filter((line) => line.includes('"lateness"'))
+        .map((line) => (JSON.parse(line.slice(4)) as { ms: number }).ms),
+    );
+  }
+  return all;
+}
+
+function burstApp(jobs: number): LineProcess {
+  return benchApp({
+    ZK_NAMESPACE: ns(`burst${jobs}`),
+    JOBS: String(jobs),
+    JOB_TOTAL: '2',
+    JOB_CRON: '0/10 * * * * ?',
+    LATENESS_ALL: 'true',
+    LATENESS_EVERY_ITEM: 'true',
+    LATENESS_PERIOD_MS: String(PERIOD_MS),
+  });
+}
+
+export async function burstAtInstant(jobs = 1000): Promise<BurstFigures> {
+  const one = burstApp(1);
+  let oneJobP99: number;
+  try {
+    oneJobP99 = percentile((await bursts(one, 3)).flat(), 99);
+  } finally {
+    await one.stop();
+  }
+  const app = burstApp(jobs);
+  try {
+    const registered = JSON.parse((await app.waitForLine(/"event":"registered"/, 600_000)).slice(4)) as {
+      sinceStartMs: number;
+    };
+    await app.waitForLine(/"event":"lateness"/, 120_000); // the burst that shards: not in the loop's figures
+    const eldFrom = app.lines.length;
+    app.send('eld'); // reset
+    await app.waitForLine(/"event":"eld"/, 10_000, eldFrom);
+    const measured = await bursts(app, quick ? 4 : 10);
+    const askedAt = app.lines.length;
+    app.send('eld');
+    const eld = JSON.parse((await app.waitForLine(/"event":"eld"/, 10_000, askedAt)).slice(4)) as {
+      p99: number;
+      max: number;
+    };
+    const rssAt = app.lines.length;
+    app.send('rss');
+    const rss = JSON.parse((await app.waitForLine(/"event":"rss"/, 10_000, rssAt)).slice(4)) as { rss: number };
+    const [first = [], ...rest] = measured;
+    const samples = rest.flat();
+    return {
+      p50: percentile(samples, 50),
+      p99: percentile(samples, 99),
+      max: Math.max(...samples),
+      samples: samples.length,
+      bursts: rest.length,
+      firstP99: percentile(first, 99),
+      oneJobP99,
+      eldP99: Math.round(eld.p99 * 10) / 10,
+      eldMax: Math.round(eld.max * 10) / 10,
+      readyMs: registered.sinceStartMs,
+      rssMb: Math.round(rss.rss / 2 ** 20),
+    };
+  } finally {
+    await app.stop();
+  }
+}
