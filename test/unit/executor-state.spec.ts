@@ -43,9 +43,15 @@ class Items {
     this.gate = undefined;
   }
 
+  /** The context each item was given, by item (the last firing's). */
+  readonly contexts = new Map<number, ShardingContext>();
+  /** false: the items do not read their signal when they start (it is made when first read). */
+  readSignalAtStart = true;
+
   readonly handler = async (context: ShardingContext): Promise<void> => {
     this.calls.push(context.shardingItem);
-    this.signals.set(context.shardingItem, context.signal);
+    this.contexts.set(context.shardingItem, context);
+    if (this.readSignalAtStart) this.signals.set(context.shardingItem, context.signal);
     await this.gate?.promise;
     if (this.failing.has(context.shardingItem)) throw new Error(`item ${context.shardingItem} failed`);
   };
@@ -417,6 +423,22 @@ describe('the executor state machine (JobScheduler on the fake registry, fake ti
     expect(await stopped).toBe(false);
     for (const signal of job.items.signals.values())
       expect(signal.reason).toEqual(new Error('shutdown timeout reached'));
+  });
+
+  it('a signal first read after the abort is aborted, with the reason', async () => {
+    const job = await startJob('2026-01-01T00:00:00.500Z', { cron: '0 0 0 1 1 *' });
+    job.items.readSignalAtStart = false;
+    job.items.hold();
+    executorOf(job).trigger();
+    await settle(job);
+    const stopped = executorOf(job).stop(1_000);
+    await vi.advanceTimersByTimeAsync(1_000);
+    expect(await stopped).toBe(false);
+    for (const item of [0, 1]) {
+      const signal = job.items.contexts.get(item)!.signal;
+      expect(signal.aborted).toBe(true);
+      expect(signal.reason).toEqual(new Error('shutdown timeout reached'));
+    }
   });
 
   it('prepares as far ahead of the instant as its last preparation took, so its items start on the instant', async () => {
