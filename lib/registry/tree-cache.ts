@@ -3,6 +3,7 @@ import { describeError, isConnectionTrouble, registryErrorCode } from '../errors
 import type { RegistryCenter } from './registry-center.js';
 import type { ConnectionStateChange, WatchEvent } from './registry.types.js';
 import { MAX_CONCURRENT_REQUESTS } from './request-limits.js';
+import { intern } from '../util/intern.js';
 
 export type TreeEventType = 'ADDED' | 'UPDATED' | 'DELETED';
 
@@ -21,13 +22,19 @@ export interface TreeEvent {
 export type NodeShape = { data: boolean | 'lazy'; children: boolean } | 'ignore';
 
 interface CachedNode {
-  /** undefined: a lazy node not read yet. */
-  data: Buffer | undefined;
+  /**
+   * As UTF-8 text (what every reader asks for): a string costs its characters, a Buffer ~100 bytes more and pins an
+   * 8 KB pool slab with it. undefined: a lazy node not read yet.
+   */
+  data: string | undefined;
   version: number;
   /** 0n when the node came from our own create (its zxid is not in the answer): any read supersedes it. */
   mzxid: bigint;
-  /** Made when the first child is cached: most nodes are leaves (a Set is a few hundred bytes, 16 nodes a job). */
-  children: Set<string> | undefined;
+  /**
+   * Made when the first child is cached: most nodes are leaves. An array (of exactly its names while short): a
+   * directory has a child or a few, and a Set is 150 bytes before its first one.
+   */
+  children: Children | undefined;
 }
 
 /** A node as read or as known from our own write; undefined: it is not there. */
@@ -43,6 +50,31 @@ interface SnapshotNode {
  * own ArrayBuffer and backing store (issue 19's memory per job).
  */
 const EMPTY = Buffer.alloc(0);
+
+/**
+ * A node's children: an array of exactly their names while they are few (a directory has a child or a few, and a Set
+ * is 150 bytes before its first one), a Set from SET_FROM on (a job's `sharding/` may have 10,000 items: adding and
+ * removing in an array would be quadratic).
+ */
+type Children = string[] | Set<string>;
+const SET_FROM = 16;
+
+function withChild(children: Children | undefined, name: string): Children {
+  if (!children) return [name];
+  if (children instanceof Set) return children.add(name);
+  if (children.includes(name)) return children;
+  return children.length + 1 >= SET_FROM ? new Set(children).add(name) : children.concat(name);
+}
+
+/** undefined when none is left. */
+function withoutChild(children: Children, name: string): Children | undefined {
+  if (children instanceof Set) {
+    children.delete(name);
+    return children.size === 0 ? undefined : children;
+  }
+  const left = children.filter((child) => child !== name);
+  return left.length === 0 ? undefined : left;
+}
 
 /** Reads one cache keeps in flight at most (a job's tree is a few dozen nodes unless it has thousands of items). */
 const MAX_CONCURRENT_READS = 4 * MAX_CONCURRENT_REQUESTS;
@@ -63,13 +95,14 @@ type Lifecycle = 'LATENT' | 'STARTED' | 'CLOSED';
  */
 export class TreeCache {
   private readonly logger: Logger;
+  /** Keys interned (see util/intern.ts): the paths of a job's skeleton are the same strings as its JobNodePath's. */
   private readonly nodes = new Map<string, CachedNode>();
   /** Replaced, never changed in place: an event walks the array it found without copying it. */
   private listeners: ReadonlyArray<(event: TreeEvent) => void> = [];
   /** Reads of lazy nodes in flight, by path (readUnread). */
-  private readonly lazyReads = new Map<string, Promise<void>>();
-  /** Our own creates in flight, by path: the CREATED event they cause needs no read. */
-  private readonly ownCreates = new Map<string, { data: Buffer; created: Promise<boolean> }>();
+  private lazyReads: Map<string, Promise<void>> | undefined;
+  /** Our own creates in flight, by path: the CREATED event they cause needs no read. Made when first needed. */
+  private ownCreates: Map<string, { data: Buffer; created: Promise<boolean> }> | undefined;
   /** Steps are chained: each applies after the previous one, whatever order their reads come back in. */
   private tail: Promise<void> = Promise.resolve();
   /** The addWatch and full read after a (re)connection, while in flight. */
@@ -89,10 +122,11 @@ export class TreeCache {
   constructor(
     private readonly registry: RegistryCenter,
     readonly root: string,
-    logContext = `ElasticJob:TreeCache:${root}`,
+    /** A logger, or the context of one made for this cache (a job's cache logs with the job's own logger). */
+    logger: Logger | string = `ElasticJob:TreeCache:${root}`,
     private readonly shape: (path: string) => NodeShape = () => ({ data: true, children: true }),
   ) {
-    this.logger = new Logger(logContext);
+    this.logger = typeof logger === 'string' ? new Logger(logger) : logger;
   }
 
   /**
@@ -116,7 +150,7 @@ export class TreeCache {
     this.registry.removePersistentRecursiveWatch(this.root, this.watcher);
     this.listeners = [];
     this.nodes.clear();
-    this.ownCreates.clear();
+    this.ownCreates = undefined;
   }
 
   /** Listener errors are logged, never thrown into the cache. Returns an unsubscribe function. */
@@ -158,11 +192,12 @@ export class TreeCache {
     for (const { path, data } of creates) {
       if (path !== this.root && !path.startsWith(`${this.root}/`)) continue;
       const entry = { data, created };
-      this.ownCreates.set(path, entry);
+      const ownCreates = (this.ownCreates ??= new Map());
+      ownCreates.set(path, entry);
       // Normally the event has taken the entry by the time the answer comes (ZooKeeper sends the notification
       // first); without a watch in place (reconnecting) no event comes.
       void created.then(() => {
-        if (this.ownCreates.get(path) === entry) this.ownCreates.delete(path);
+        if (this.ownCreates?.get(path) === entry) this.forgetOwnCreate(path);
       });
     }
   }
@@ -172,15 +207,8 @@ export class TreeCache {
   }
 
   /** Cached data as UTF-8, or undefined when the node is not there (or is a lazy node not read yet). */
+  /** The same string until the node's data changes (cheap to compare: callers may key a parse on it). */
   get(path: string): string | undefined {
-    return this.nodes.get(path)?.data?.toString('utf8');
-  }
-
-  /**
-   * The node's data as cached: a new Buffer whenever the node's data changes, never changed in place; empty data is
-   * one Buffer shared by every empty node (so an empty node written again empty is the same Buffer).
-   */
-  getBytes(path: string): Buffer | undefined {
     return this.nodes.get(path)?.data;
   }
 
@@ -199,10 +227,14 @@ export class TreeCache {
       paths
         .filter((path) => this.isUnread(path))
         .map((path) => {
-          let reading = this.lazyReads.get(path);
+          const lazyReads = (this.lazyReads ??= new Map());
+          let reading = lazyReads.get(path);
           if (!reading) {
-            reading = this.enqueueRead(path).finally(() => this.lazyReads.delete(path));
-            this.lazyReads.set(path, reading);
+            reading = this.enqueueRead(path).finally(() => {
+              lazyReads.delete(path);
+              if (lazyReads.size === 0 && this.lazyReads === lazyReads) this.lazyReads = undefined;
+            });
+            lazyReads.set(path, reading);
           }
           return reading;
         }),
@@ -211,7 +243,8 @@ export class TreeCache {
 
   /** Cached children names, unsorted; [] when the node is not there. */
   children(path: string): string[] {
-    return [...(this.nodes.get(path)?.children ?? [])];
+    const children = this.nodes.get(path)?.children;
+    return children ? [...children] : [];
   }
 
   /** Every cached path, for diagnostics and tree dumps. */
@@ -319,9 +352,9 @@ export class TreeCache {
       return;
     }
     if (event.type !== 'NODE_CREATED' && event.type !== 'NODE_DATA_CHANGED') return;
-    const own = event.type === 'NODE_CREATED' ? this.ownCreates.get(path) : undefined;
+    const own = event.type === 'NODE_CREATED' ? this.ownCreates?.get(path) : undefined;
     if (own) {
-      this.ownCreates.delete(path);
+      this.forgetOwnCreate(path);
       const observed = own.created.then((ok) => (ok ? { data: own.data, version: 0, mzxid: 0n } : this.read(path)));
       void this.enqueueApply(path, observed);
     } else if (shape.data === 'lazy') {
@@ -338,6 +371,11 @@ export class TreeCache {
 
   private enqueueRead(path: string): Promise<void> {
     return this.enqueueApply(path, this.read(path));
+  }
+
+  private forgetOwnCreate(path: string): void {
+    this.ownCreates?.delete(path);
+    if (this.ownCreates?.size === 0) this.ownCreates = undefined;
   }
 
   /** Applies a node as read (or known), in event order. */
@@ -365,7 +403,7 @@ export class TreeCache {
       return;
     }
     if (!this.linkToParent(path)) return;
-    this.nodes.set(path, { data: undefined, version: -1, mzxid: 0n, children: undefined });
+    this.nodes.set(intern(path), { data: undefined, version: -1, mzxid: 0n, children: undefined });
     this.emit({ type: 'ADDED', path, data: '' });
   }
 
@@ -376,7 +414,8 @@ export class TreeCache {
     const parent = this.nodes.get(parentPath);
     const parentShape = this.shape(parentPath);
     if (!parent || parentShape === 'ignore' || !parentShape.children) return false;
-    (parent.children ??= new Set()).add(path.slice(path.lastIndexOf('/') + 1));
+    const name = path.slice(path.lastIndexOf('/') + 1);
+    parent.children = withChild(parent.children, name);
     return true;
   }
 
@@ -410,18 +449,20 @@ export class TreeCache {
     if (!previous) {
       // Only below a cached parent that lists its children (the same nodes a read of the tree would find).
       if (!this.linkToParent(path)) return;
-      this.nodes.set(path, { data: stored(node.data), version: node.version, mzxid: node.mzxid, children: undefined });
-      this.emit({ type: 'ADDED', path, data: node.data.toString('utf8') });
+      const data = node.data.toString('utf8');
+      this.nodes.set(intern(path), { data, version: node.version, mzxid: node.mzxid, children: undefined });
+      this.emit({ type: 'ADDED', path, data });
       return;
     }
     // An answer older than what we have (reads race each other around a re-sync) is dropped.
     if (!fromSnapshot && node.mzxid !== 0n && node.mzxid < previous.mzxid) return;
-    const changed =
-      previous.data === undefined || previous.version !== node.version || !previous.data.equals(node.data);
-    previous.data = stored(node.data);
+    const data = node.data.toString('utf8');
+    const changed = previous.data === undefined || previous.version !== node.version || previous.data !== data;
+    // Unchanged: the string kept is the one readers have (so a parse keyed on it stays valid).
+    if (changed || previous.data === undefined) previous.data = data;
     previous.version = node.version;
     previous.mzxid = node.mzxid;
-    if (changed) this.emit({ type: 'UPDATED', path, data: node.data.toString('utf8') });
+    if (changed) this.emit({ type: 'UPDATED', path, data });
   }
 
   /** Removes a node and its descendants, leaves first (ZooKeeper's own deletion order), one DELETED each. */
@@ -431,8 +472,8 @@ export class TreeCache {
     if (node.children) for (const child of [...node.children]) this.removeSubtree(`${path}/${child}`);
     this.nodes.delete(path);
     const parent = this.nodes.get(path.slice(0, path.lastIndexOf('/')));
-    parent?.children?.delete(path.slice(path.lastIndexOf('/') + 1));
-    this.emit({ type: 'DELETED', path, data: node.data?.toString('utf8') ?? '' });
+    if (parent?.children) parent.children = withoutChild(parent.children, path.slice(path.lastIndexOf('/') + 1));
+    this.emit({ type: 'DELETED', path, data: node.data ?? '' });
   }
 
   private emit(event: TreeEvent): void {
@@ -446,11 +487,6 @@ export class TreeCache {
       }
     }
   }
-}
-
-/** Empty data as the one shared EMPTY; other data as given (never changed in place, so it can be kept). */
-function stored(data: Buffer): Buffer {
-  return data.length === 0 ? EMPTY : data;
 }
 
 function describe(error: unknown): string {

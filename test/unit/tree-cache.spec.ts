@@ -58,16 +58,15 @@ describe('TreeCache on the fake registry', () => {
     ]);
   });
 
-  it('keeps empty nodes without a Buffer each, and lists children as they come and go', async () => {
+  it('keeps empty nodes as empty strings, and lists children as they come and go', async () => {
     const { writer, cache, caughtUp } = await setUp(undefined, async (w) => {
       await w.create('/job/a', text(''));
       await w.create('/job/b', text(''));
     });
     await writer.create('/job/c', text(''));
     await caughtUp();
-    // Most of a job's nodes are empty directories: one shared Buffer (issue 19's memory per job).
-    expect(cache.getBytes('/job/a')).toBe(cache.getBytes('/job/b'));
-    expect(cache.getBytes('/job/a')).toBe(cache.getBytes('/job/c'));
+    // Most of a job's nodes are empty directories: data kept as strings, the empty one shared.
+    expect(cache.get('/job/a')).toBe('');
     expect(cache.get('/job/c')).toBe('');
     expect(cache.children('/job/a')).toEqual([]);
     await writer.create('/job/a/x', text('X'));
@@ -78,7 +77,26 @@ describe('TreeCache on the fake registry', () => {
     await caughtUp();
     expect(cache.children('/job/a')).toEqual([]);
     expect(cache.get('/job/b')).toBe('B');
-    expect(cache.getBytes('/job/a')?.length).toBe(0); // the shared empty Buffer was not written into
+    expect(cache.get('/job/a')).toBe('');
+  });
+
+  it('lists many children (a job of thousands of items) as they come and go, one each', async () => {
+    const { writer, cache, caughtUp } = await setUp(undefined, async (w) => {
+      await w.create('/job/sharding', text(''));
+    });
+    const names = Array.from({ length: 40 }, (_, item) => String(item));
+    for (const name of names) await writer.create(`/job/sharding/${name}`, text(''));
+    await caughtUp();
+    expect(cache.children('/job/sharding').sort()).toEqual([...names].sort());
+    for (const gone of names.filter((name) => Number(name) % 3 === 0)) await writer.remove(`/job/sharding/${gone}`);
+    await caughtUp();
+    expect(cache.children('/job/sharding').sort()).toEqual(names.filter((name) => Number(name) % 3 !== 0).sort());
+    for (const gone of names.filter((name) => Number(name) % 3 !== 0)) await writer.remove(`/job/sharding/${gone}`);
+    await caughtUp();
+    expect(cache.children('/job/sharding')).toEqual([]);
+    await writer.create('/job/sharding/0', text(''));
+    await caughtUp();
+    expect(cache.children('/job/sharding')).toEqual(['0']);
   });
 
   it('applies changes in the order ZooKeeper made them, one event each', async () => {

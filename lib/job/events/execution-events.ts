@@ -48,6 +48,13 @@ export interface ExecutionEventMap {
 
 export type ExecutionEventName = keyof ExecutionEventMap;
 export type ExecutionListener<E extends ExecutionEventName> = (event: ExecutionEventMap[E]) => unknown;
+/**
+ * One listener object for several events (a method per event it hears, called with the object as `this`): what a
+ * job's permanent listeners are, since a closure per event and its unsubscribe call cost a job ~2 KB (issue 32).
+ */
+export type ExecutionObserver = { readonly [E in ExecutionEventName]?: ExecutionListener<E> };
+
+const NO_OBSERVERS: ReadonlyArray<ExecutionObserver> = Object.freeze([]);
 
 /**
  * The execution events of one job on this instance. Emitting never delays a firing: listeners are called after
@@ -57,31 +64,36 @@ export type ExecutionListener<E extends ExecutionEventName> = (event: ExecutionE
  */
 export class ExecutionEvents {
   /**
-   * Replaced, never changed in place (an emit walks the array it found without copying it): a job has a listener or
-   * two per event, and a Set each would cost a few hundred bytes a job (issue 19).
+   * Replaced, never changed in place (an emit walks the array it found without copying it); concat makes an array of
+   * exactly the observers. A job has two or three, each hearing several events.
    */
-  private readonly listeners: { [E in ExecutionEventName]?: ReadonlyArray<ExecutionListener<E>> } = {};
+  private observers: ReadonlyArray<ExecutionObserver> = NO_OBSERVERS;
 
   constructor(private readonly logger: Logger) {}
 
-  /** Returns the unsubscribe call. */
+  /** Adds an observer (once); returns the call that removes it. */
+  observe(observer: ExecutionObserver): () => void {
+    if (!this.observers.includes(observer)) this.observers = this.observers.concat(observer);
+    return () => this.unobserve(observer);
+  }
+
+  unobserve(observer: ExecutionObserver): void {
+    this.observers = this.observers.filter((other) => other !== observer);
+  }
+
+  /** One listener for one event (added once); returns the unsubscribe call. */
   on<E extends ExecutionEventName>(name: E, listener: ExecutionListener<E>): () => void {
-    const listeners = this.listeners as { [K in E]?: ReadonlyArray<ExecutionListener<E>> };
-    const known = listeners[name] ?? [];
-    // concat: an array of exactly the listeners (a spread leaves room to grow, ~150 bytes more).
-    if (!known.includes(listener)) listeners[name] = known.concat(listener);
-    return () => {
-      listeners[name] = listeners[name]?.filter((other) => other !== listener);
-    };
+    const known = this.observers.find((observer) => observer[name] === listener);
+    return this.observe(known ?? ({ [name]: listener } as ExecutionObserver));
   }
 
   emit<E extends ExecutionEventName>(name: E, event: ExecutionEventMap[E]): void {
-    const listeners = (this.listeners as { [K in E]?: ReadonlyArray<ExecutionListener<E>> })[name];
-    if (!listeners) return;
-    for (const listener of listeners) {
+    for (const observer of this.observers) {
+      const listener = observer[name] as ExecutionListener<E> | undefined;
+      if (!listener) continue;
       afterThisInstant(() => {
         try {
-          const result = listener(event);
+          const result = listener.call(observer, event);
           if (result instanceof Promise) result.catch((error: unknown) => this.listenerFailed(name, error));
         } catch (error) {
           this.listenerFailed(name, error);

@@ -1,6 +1,6 @@
 import { randomUUID } from 'node:crypto';
 import { hostname } from 'node:os';
-import type { ExecutionEvents } from './execution-events.js';
+import type { ExecutionEventMap, ExecutionEvents, ExecutionObserver } from './execution-events.js';
 import { buildTaskId } from '../paths.js';
 import type { FiringSource } from './firing-state.js';
 import type {
@@ -68,102 +68,128 @@ export class JobEventPublisher {
 
   /** Publishes the executor's events as ElasticJob's item (JobExecutionEvent) and status (JobStatusTraceEvent) events. */
   follow(events: ExecutionEvents): () => void {
-    // A job runs one firing at a time on an instance, so an item is running at most once here: its number keys the
-    // id shared by its start and completion events, and the current firing's failures (for TASK_ERROR). Not the
-    // taskId: it lists every item of the firing (tens of kilobytes with thousands of items).
-    const ids = new Map<number, string>();
-    const failures = new Map<number, string>();
-    const { jobName, ip } = this.job;
-    const observes = (type: ElasticJobEventType): boolean => this.sink?.observes(type) === true;
-    // What an item's start and completion events share (ElasticJob's JobExecutionEvent).
-    const executionFields = (
-      id: string,
-      item: { taskId: string; source: FiringSource; shardingItem: number; startTime: Date },
-    ) => ({
+    return events.observe(new ExecutionEventFollower(this, this.job));
+  }
+
+  observes(type: ElasticJobEventType): boolean {
+    return this.sink?.observes(type) === true;
+  }
+}
+
+/**
+ * The executor's events of one job as ElasticJob's events: one object with a method per event (closures for each,
+ * with their context and unsubscribe calls, were ~2 KB a job).
+ *
+ * A job runs one firing at a time on an instance, so an item is running at most once here: its number keys the id
+ * shared by its start and completion events, and the current firing's failures (for TASK_ERROR). Not the taskId: it
+ * lists every item of the firing (tens of kilobytes with thousands of items). Both maps are made when first needed.
+ */
+class ExecutionEventFollower implements ExecutionObserver {
+  private ids: Map<number, string> | undefined;
+  private failures: Map<number, string> | undefined;
+
+  constructor(
+    private readonly publisher: JobEventPublisher,
+    private readonly job: { jobName: string; instanceId: string; ip: string },
+  ) {}
+
+  'firing-started'(firing: ExecutionEventMap['firing-started']): void {
+    if (!this.publisher.observes('status')) return;
+    this.status(firing.taskId, firing.items, 'TASK_STAGING', `Job '${this.job.jobName}' execute begin.`);
+    this.status(firing.taskId, firing.items, 'TASK_RUNNING', '');
+  }
+
+  'firing-completed'(firing: ExecutionEventMap['firing-completed']): void {
+    const failed = this.failures;
+    this.failures = undefined;
+    if (!this.publisher.observes('status')) return;
+    if (!failed || failed.size === 0) this.status(firing.taskId, firing.items, 'TASK_FINISHED', '');
+    else
+      this.status(
+        firing.taskId,
+        firing.items,
+        'TASK_ERROR',
+        // ElasticJob: the item → stack trace map's toString().
+        `{${[...failed].map(([item, cause]) => `${item}=${cause}`).join(', ')}}`,
+      );
+  }
+
+  'firing-skipped'(skipped: ExecutionEventMap['firing-skipped']): void {
+    const { publisher } = this;
+    const { jobName } = this.job;
+    if (!publisher.observes('firing.skipped') && !publisher.observes('status')) return;
+    publisher.publish('firing.skipped', { reason: skipped.reason, items: skipped.items });
+    if ((skipped.reason !== 'items-still-running' && skipped.reason !== 'no-items') || !publisher.observes('status'))
+      return;
+    const taskId = buildTaskId(jobName, skipped.items, this.job.instanceId);
+    this.status(taskId, skipped.items, 'TASK_STAGING', `Job '${jobName}' execute begin.`);
+    this.status(
+      taskId,
+      skipped.items,
+      'TASK_FINISHED',
+      skipped.reason === 'no-items'
+        ? `Sharding item for job '${jobName}' is empty.`
+        : `Previous job '${jobName}' - shardingItems '${javaItemList(skipped.items)}' is still running, ` +
+            'misfired job will start after previous job completed.',
+    );
+  }
+
+  'item-started'(item: ExecutionEventMap['item-started']): void {
+    // The id is shared with the completion's event: made when either is heard.
+    if (!this.publisher.observes('item.started') && !this.publisher.observes('item.completed')) return;
+    const id = randomUUID();
+    (this.ids ??= new Map()).set(item.shardingItem, id);
+    this.publisher.publish('item.started', {
+      ...this.executionFields(id, item),
+      ...(item.scheduledTime ? { scheduledTime: item.scheduledTime } : {}),
+    });
+  }
+
+  'item-completed'(item: ExecutionEventMap['item-completed']): void {
+    const id = this.ids?.get(item.shardingItem);
+    if (this.ids?.delete(item.shardingItem) && this.ids.size === 0) this.ids = undefined;
+    const failureCause = item.success ? undefined : describeCause(item.failureCause);
+    // For the firing's TASK_ERROR status event.
+    if (failureCause !== undefined && this.publisher.observes('status'))
+      (this.failures ??= new Map()).set(item.shardingItem, failureCause);
+    if (!this.publisher.observes('item.completed')) return;
+    this.publisher.publish('item.completed', {
+      ...this.executionFields(id ?? randomUUID(), item),
+      completeTime: item.completeTime,
+      success: item.success,
+      ...(failureCause === undefined ? {} : { failureCause }),
+    });
+  }
+
+  /** What an item's start and completion events share (ElasticJob's JobExecutionEvent). */
+  private executionFields(
+    id: string,
+    item: { taskId: string; source: FiringSource; shardingItem: number; startTime: Date },
+  ) {
+    return {
       id,
       hostname: HOSTNAME,
-      ip,
+      ip: this.job.ip,
       taskId: item.taskId,
       source: SOURCES[item.source],
       shardingItem: item.shardingItem,
       startTime: item.startTime,
-    });
-    const status = (taskId: string, items: number[], state: JobStatusState, message: string) => {
-      const fields: Omit<JobStatusEvent, OwnFields> = {
-        id: randomUUID(),
-        originalTaskId: '',
-        taskId,
-        slaveId: ip,
-        executionType: 'READY',
-        shardingItems: items,
-        state,
-        message,
-        creationTime: new Date(),
-      };
-      this.publish('status', fields);
     };
-    const offs = [
-      events.on('firing-started', (firing) => {
-        if (!observes('status')) return;
-        status(firing.taskId, firing.items, 'TASK_STAGING', `Job '${jobName}' execute begin.`);
-        status(firing.taskId, firing.items, 'TASK_RUNNING', '');
-      }),
-      events.on('firing-completed', (firing) => {
-        const failed = new Map(failures);
-        failures.clear();
-        if (!observes('status')) return;
-        if (failed.size === 0) status(firing.taskId, firing.items, 'TASK_FINISHED', '');
-        else
-          status(
-            firing.taskId,
-            firing.items,
-            'TASK_ERROR',
-            // ElasticJob: the item → stack trace map's toString().
-            `{${[...failed].map(([item, cause]) => `${item}=${cause}`).join(', ')}}`,
-          );
-      }),
-      events.on('firing-skipped', (skipped) => {
-        if (!observes('firing.skipped') && !observes('status')) return;
-        this.publish('firing.skipped', { reason: skipped.reason, items: skipped.items });
-        if ((skipped.reason !== 'items-still-running' && skipped.reason !== 'no-items') || !observes('status')) return;
-        const taskId = buildTaskId(jobName, skipped.items, this.job.instanceId);
-        status(taskId, skipped.items, 'TASK_STAGING', `Job '${jobName}' execute begin.`);
-        status(
-          taskId,
-          skipped.items,
-          'TASK_FINISHED',
-          skipped.reason === 'no-items'
-            ? `Sharding item for job '${jobName}' is empty.`
-            : `Previous job '${jobName}' - shardingItems '${javaItemList(skipped.items)}' is still running, ` +
-                'misfired job will start after previous job completed.',
-        );
-      }),
-      events.on('item-started', (item) => {
-        // The id is shared with the completion's event: made when either is heard.
-        if (!observes('item.started') && !observes('item.completed')) return;
-        const id = randomUUID();
-        ids.set(item.shardingItem, id);
-        this.publish('item.started', {
-          ...executionFields(id, item),
-          ...(item.scheduledTime ? { scheduledTime: item.scheduledTime } : {}),
-        });
-      }),
-      events.on('item-completed', (item) => {
-        const id = ids.get(item.shardingItem);
-        ids.delete(item.shardingItem);
-        const failureCause = item.success ? undefined : describeCause(item.failureCause);
-        // For the firing's TASK_ERROR status event.
-        if (failureCause !== undefined && observes('status')) failures.set(item.shardingItem, failureCause);
-        if (!observes('item.completed')) return;
-        this.publish('item.completed', {
-          ...executionFields(id ?? randomUUID(), item),
-          completeTime: item.completeTime,
-          success: item.success,
-          ...(failureCause === undefined ? {} : { failureCause }),
-        });
-      }),
-    ];
-    return () => offs.forEach((off) => off());
+  }
+
+  private status(taskId: string, items: number[], state: JobStatusState, message: string): void {
+    const fields: Omit<JobStatusEvent, OwnFields> = {
+      id: randomUUID(),
+      originalTaskId: '',
+      taskId,
+      slaveId: this.job.ip,
+      executionType: 'READY',
+      shardingItems: items,
+      state,
+      message,
+      creationTime: new Date(),
+    };
+    this.publisher.publish('status', fields);
   }
 }
 

@@ -5,7 +5,7 @@ import type { FailoverService } from '../failover/failover.service.js';
 import type { ExecutionService } from '../execution/execution.service.js';
 import { ExecutionEvents, type FiringHooks } from '../events/execution-events.js';
 import { FiringHookRunner } from './firing-hooks.js';
-import { FiringRun } from './firing-run.js';
+import { FiringRun, type FiringMachine } from './firing-run.js';
 import { FiringMarkers } from './firing-markers.js';
 import { FiringReport } from './firing-report.js';
 import { ItemDispatch } from './item-dispatch.js';
@@ -73,16 +73,7 @@ export class JobExecutor {
       this.markers,
       this.dispatch,
       this.hooks,
-      {
-        stopped: () => this.stopped,
-        rejoining: () => this.rejoining,
-        firing: () => this.isFiring,
-        missed: () => this.missed,
-        setMissed: (missed) => this.setMissed(missed),
-        queue: (queued) => this.queue(queued),
-        request: (source) => this.request(source),
-        mayStartItems: () => this.mayStartItems(),
-      },
+      new ExecutorMachine(this),
     );
   }
 
@@ -329,5 +320,37 @@ export class JobExecutor {
     if (state.phase === 'STOPPED' && state.halted !== undefined) return state.halted;
     if (this.rejoining) return 'the ZooKeeper session was lost since the firing read its items';
     return undefined;
+  }
+}
+
+/**
+ * The executor's state as its firing run sees it: prototype methods over the executor (an object of eight closures
+ * was ~580 bytes a job). Reaches the executor's private members by name, as the closures did by scope.
+ */
+class ExecutorMachine implements FiringMachine {
+  constructor(private readonly executor: JobExecutor) {}
+  stopped(): boolean {
+    return this.executor['stopped'];
+  }
+  rejoining(): boolean {
+    return this.executor['rejoining'];
+  }
+  firing(): boolean {
+    return this.executor.isFiring;
+  }
+  missed(): boolean {
+    return this.executor['missed'];
+  }
+  setMissed(missed: boolean): void {
+    this.executor['setMissed'](missed);
+  }
+  queue(queued: QueuedFiring): void {
+    this.executor['queue'](queued);
+  }
+  request(source: QueuedFiring): void {
+    this.executor['request'](source);
+  }
+  mayStartItems(): string | undefined {
+    return this.executor['mayStartItems']();
   }
 }

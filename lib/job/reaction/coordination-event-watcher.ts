@@ -45,8 +45,9 @@ export class CoordinationEventWatcher {
     this.leader = false;
   }
 
+  /** A copy of exactly the items (kept between checks; a filtered array keeps room for more). */
   private currentItems(): number[] {
-    return this.sharding.getShardingItems(this.ctx.instanceId, this.config.load().shardingTotalCount);
+    return this.sharding.getShardingItems(this.ctx.instanceId, this.config.load().shardingTotalCount).slice();
   }
 
   private scheduleCheck(): void {

@@ -121,21 +121,47 @@ export function stopOf(state: JobLifecycle): JobStop | undefined {
 /** A job's lifecycle as it moves: the one place that holds it, with the signal its waits end on when it stops. */
 export class JobLifecycleHolder {
   private value: JobLifecycle = { kind: 'latent', since: new Date() };
-  private readonly stopping = new AbortController();
+  /**
+   * Made when a wait first needs it (a retry's backoff, a distribute-once round): an AbortController and its
+   * signal, with a listener, were ~800 bytes a job, and most jobs never wait.
+   */
+  private stopping: AbortController | undefined;
+  private stopCallbacks: Array<() => void> | undefined;
 
   get current(): JobLifecycle {
     return this.value;
   }
 
+  /** The job has stopped (for good: a stopped lifecycle never moves on). */
+  get stopped(): boolean {
+    return this.value.kind === 'stopped';
+  }
+
   /** Aborted when the job stops: retry waits end at once. */
   get stopSignal(): AbortSignal {
+    if (!this.stopping) {
+      this.stopping = new AbortController();
+      if (this.stopped) this.stopping.abort();
+    }
     return this.stopping.signal;
+  }
+
+  /** `callback` once, when the job stops (at once when it has). */
+  onStop(callback: () => void): void {
+    if (this.stopped) callback();
+    // concat: an array of exactly the callbacks (push would leave room for 16 more).
+    else this.stopCallbacks = this.stopCallbacks ? this.stopCallbacks.concat(callback) : [callback];
   }
 
   /** Moves the lifecycle (nextLifecycle) and returns where it is now. */
   move(event: JobLifecycleEvent): JobLifecycle {
     this.value = nextLifecycle(this.value, event);
-    if (this.value.kind === 'stopped') this.stopping.abort();
+    if (this.value.kind === 'stopped') {
+      this.stopping?.abort();
+      const callbacks = this.stopCallbacks;
+      this.stopCallbacks = undefined;
+      for (const callback of callbacks ?? []) callback();
+    }
     return this.value;
   }
 }

@@ -1,6 +1,6 @@
 import type { RegistryCenter } from '../../registry/registry-center.js';
 import { describeError } from '../../errors/elastic-job.errors.js';
-import type { ExecutionEvents, FiringHooks } from '../events/execution-events.js';
+import type { ExecutionEventMap, ExecutionEvents, ExecutionObserver, FiringHooks } from '../events/execution-events.js';
 import type { JobContext } from '../context/job-context.js';
 import type { JobDefinition, JobIdentity, JobSchedulerSettings } from './job-definition.js';
 import { healthOf, isRegistered, JobLifecycleHolder, stopOf, type JobHealth, type JobStop } from './job-lifecycle.js';
@@ -63,8 +63,7 @@ export class JobScheduler {
   private readonly services: JobServices;
   private readonly lifecycle = new JobLifecycleHolder();
   private readonly registration: JobRegistration;
-  private lastFireTime: Date | undefined;
-  private readonly lastCompletions = new Map<number, ItemCompletion>();
+  private readonly record = new FiringRecord();
 
   constructor(
     readonly definition: JobDefinition,
@@ -77,20 +76,12 @@ export class JobScheduler {
       onOwnInstanceDeleted: () => this.registration.onOwnInstanceDeleted(),
     });
     this.ctx = this.services.ctx;
-    const retry = new RetryPolicy(settings, this.ctx.connection, this.ctx.logger, this.lifecycle.stopSignal);
+    const retry = new RetryPolicy(settings, this.ctx.connection, this.ctx.logger, this.lifecycle);
     this.registration = new JobRegistration(this.services, this.lifecycle, retry, {
       stopByOperator: (reason) => this.stopByOperator(reason),
       retell: (reason) => this.retellStop(reason),
     });
-    const { executor } = this.services;
-    executor.events.on('firing-started', (firing) => (this.lastFireTime = firing.startTime));
-    executor.events.on('item-completed', (item) =>
-      this.lastCompletions.set(item.shardingItem, {
-        completeTime: item.completeTime,
-        success: item.success,
-        ...(item.success ? {} : { failureMessage: describeError(item.failureCause) }),
-      }),
-    );
+    this.services.executor.events.observe(this.record);
   }
 
   get jobName(): string {
@@ -223,8 +214,13 @@ export class JobScheduler {
       : [];
     const lastCompletions: Record<number, ItemCompletion> = {};
     for (const item of shardingItems) {
-      const completion = this.lastCompletions.get(item);
-      if (completion) lastCompletions[item] = { ...completion };
+      const completion = this.record.completions?.get(item);
+      if (completion)
+        lastCompletions[item] = {
+          completeTime: new Date(completion.completeMs),
+          success: completion.success,
+          ...(completion.failureMessage === undefined ? {} : { failureMessage: completion.failureMessage }),
+        };
     }
     const stop = stopOf(state);
     return {
@@ -240,8 +236,30 @@ export class JobScheduler {
       nextFireTime: trigger.isRunning ? trigger.nextFireTime() : undefined,
       ...(stop ? { shutdown: { ...stop } } : {}),
       health: { ...healthOf(state) },
-      lastFireTime: this.lastFireTime,
+      lastFireTime: this.record.lastFireMs === undefined ? undefined : new Date(this.record.lastFireMs),
       lastCompletions,
     };
+  }
+}
+
+/**
+ * What status() tells of the firings here: times kept as numbers (a Date is 96 bytes), made Dates when asked; the
+ * completions' map made at the first completion. One observer, not a closure per event (issue 32).
+ */
+class FiringRecord implements ExecutionObserver {
+  lastFireMs: number | undefined;
+  completions: Map<number, { completeMs: number; success: boolean; failureMessage?: string }> | undefined;
+
+  'firing-started'(firing: ExecutionEventMap['firing-started']): void {
+    this.lastFireMs = firing.startTime.getTime();
+  }
+
+  'item-completed'(item: ExecutionEventMap['item-completed']): void {
+    (this.completions ??= new Map()).set(
+      item.shardingItem,
+      item.success
+        ? { completeMs: item.completeTime.getTime(), success: true }
+        : { completeMs: item.completeTime.getTime(), success: false, failureMessage: describeError(item.failureCause) },
+    );
   }
 }

@@ -52,9 +52,7 @@ export class JobRegistration {
         if (change.state === 'RECONNECTED' && !change.newSession && registered) executor.catchUpAfterReconnect();
       }),
     ];
-    this.lifecycle.stopSignal.addEventListener('abort', () => unsubscribes.forEach((unsubscribe) => unsubscribe()), {
-      once: true,
-    });
+    this.lifecycle.onStop(() => unsubscribes.forEach((unsubscribe) => unsubscribe()));
     if (!(await this.tryRegistration()))
       this.retry.inBackground(
         'registration',

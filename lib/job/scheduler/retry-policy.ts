@@ -22,8 +22,8 @@ export class RetryPolicy {
     private readonly settings: RetrySettings,
     private readonly connection: ConnectionView,
     private readonly logger: Logger,
-    /** Aborted when the job stops: nothing is retried after. */
-    private readonly stopped: AbortSignal,
+    /** The job's lifecycle: nothing is retried after it stops (its signal is asked for only by a wait). */
+    private readonly lifecycle: { readonly stopped: boolean; readonly stopSignal: AbortSignal },
   ) {}
 
   /** Runs `action`, retrying connection trouble up to maxRetries times with backoff; other errors are thrown at once. */
@@ -35,7 +35,7 @@ export class RetryPolicy {
       } catch (error) {
         // A closed registry center will not come back: only connection trouble that may pass is retried.
         const transient = isConnectionTrouble(error) && registryErrorCode(error) !== 'CLOSED';
-        if (!transient || this.stopped.aborted || attempt >= this.settings.maxRetries) throw error;
+        if (!transient || this.lifecycle.stopped || attempt >= this.settings.maxRetries) throw error;
         const wait = backoffMs(attempt, this.settings.baseSleepTimeMs, this.settings.maxSleepTimeMs);
         this.logger.warn(
           `${what} hit ${registryErrorCode(error)}; retry ${attempt + 1}/${this.settings.maxRetries} in ${wait} ms`,
@@ -54,16 +54,16 @@ export class RetryPolicy {
   inBackground(what: string, attempt: () => Promise<boolean>, failing: () => string | undefined): void {
     if (this.background) return;
     const run = async (): Promise<void> => {
-      for (let round = 0; !this.stopped.aborted; round++) {
+      for (let round = 0; !this.lifecycle.stopped; round++) {
         const why = failing();
         if (why === undefined) return;
         const wait = backoffMs(round, this.settings.baseSleepTimeMs, 10 * this.settings.maxSleepTimeMs);
         this.logger.warn(`${what} failed (${why}); trying again in ${wait} ms`);
-        await delay(wait, this.stopped);
-        if (this.stopped.aborted) return;
+        await delay(wait, this.lifecycle.stopSignal);
+        if (this.lifecycle.stopped) return;
         // Not connected: the next round waits again (a closed registry answers false at once).
         if (!(await this.connection.waitForConnection(this.connection.sessionTimeoutMs))) continue;
-        if (this.stopped.aborted || (await attempt())) return;
+        if (this.lifecycle.stopped || (await attempt())) return;
       }
     };
     this.background = run()

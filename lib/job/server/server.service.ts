@@ -11,7 +11,7 @@ export const SERVER_DISABLED = 'DISABLED';
  */
 export class ServerService {
   /** Values read as "enabled" that are not ours, already logged, by node path. */
-  private readonly reportedValues = new Map<string, string>();
+  private reportedValues: Map<string, string> | undefined;
 
   constructor(private readonly ctx: JobContext) {}
 
@@ -25,8 +25,8 @@ export class ServerService {
     const path = this.ctx.paths.server(ip);
     const value = this.ctx.storage.cached.get(path);
     if (value === SERVER_DISABLED) return false;
-    if (value !== undefined && value !== SERVER_ENABLED && value !== '' && this.reportedValues.get(path) !== value) {
-      this.reportedValues.set(path, value);
+    if (value !== undefined && value !== SERVER_ENABLED && value !== '' && this.reportedValues?.get(path) !== value) {
+      (this.reportedValues ??= new Map()).set(path, value);
       this.ctx.logger.warn(
         `${this.ctx.storage.fullPath(path)} holds '${value.slice(0, 40)}', not ENABLED or DISABLED: read as ` +
           `enabled, as ElasticJob reads it`,

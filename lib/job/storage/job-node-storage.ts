@@ -29,7 +29,7 @@ export class JobNodeStorage {
     readonly paths: JobNodePath,
     private readonly logger: Logger,
   ) {
-    this.cache = new TreeCache(registry, paths.root, `ElasticJob:${paths.jobName}`, (path) => paths.cacheShape(path));
+    this.cache = new TreeCache(registry, paths.root, logger, (path) => paths.cacheShape(path));
     this.cached = new CachedReads(this.cache);
     this.direct = new DirectReads(registry);
   }
@@ -290,11 +290,6 @@ export class CachedReads {
 
   get(path: string): string | undefined {
     return this.cache.get(path);
-  }
-
-  /** The cached data undecoded: the same Buffer until the node changes (cheap to compare). */
-  getBytes(path: string): Buffer | undefined {
-    return this.cache.getBytes(path);
   }
 
   has(path: string): boolean {
