@@ -123,7 +123,7 @@ export class JobLifecycleHolder {
   private value: JobLifecycle = { kind: 'latent', since: new Date() };
   /**
    * Made when a wait first needs it (a retry's backoff, a distribute-once round): an AbortController and its
-   * signal, with a listener, were ~800 bytes a job, and most jobs never wait.
+   * signal, with a listener, were ~800 bytes a job, and most jobs never wait. Aborted by a stop callback.
    */
   private stopping: AbortController | undefined;
   private stopCallbacks: Array<() => void> | undefined;
@@ -140,8 +140,8 @@ export class JobLifecycleHolder {
   /** Aborted when the job stops: retry waits end at once. */
   get stopSignal(): AbortSignal {
     if (!this.stopping) {
-      this.stopping = new AbortController();
-      if (this.stopped) this.stopping.abort();
+      const stopping = (this.stopping = new AbortController());
+      this.onStop(() => stopping.abort());
     }
     return this.stopping.signal;
   }
@@ -157,7 +157,6 @@ export class JobLifecycleHolder {
   move(event: JobLifecycleEvent): JobLifecycle {
     this.value = nextLifecycle(this.value, event);
     if (this.value.kind === 'stopped') {
-      this.stopping?.abort();
       const callbacks = this.stopCallbacks;
       this.stopCallbacks = undefined;
       for (const callback of callbacks ?? []) callback();
