@@ -4,6 +4,7 @@ import type { RegistryCenter } from './registry-center.js';
 import type { ConnectionStateChange, WatchEvent } from './registry.types.js';
 import { MAX_CONCURRENT_REQUESTS } from './request-limits.js';
 import { intern } from '../util/intern.js';
+import { type CachedNode, withChild, withoutChild } from './cached-node.js';
 
 export type TreeEventType = 'ADDED' | 'UPDATED' | 'DELETED';
 
@@ -21,22 +22,6 @@ export interface TreeEvent {
  */
 export type NodeShape = { data: boolean | 'lazy'; children: boolean } | 'ignore';
 
-interface CachedNode {
-  /**
-   * As UTF-8 text (what every reader asks for): a string costs its characters, a Buffer ~100 bytes more and pins an
-   * 8 KB pool slab with it. undefined: a lazy node not read yet.
-   */
-  data: string | undefined;
-  version: number;
-  /** 0n when the node came from our own create (its zxid is not in the answer): any read supersedes it. */
-  mzxid: bigint;
-  /**
-   * Made when the first child is cached: most nodes are leaves. An array (of exactly its names while short): a
-   * directory has a child or a few, and a Set is 150 bytes before its first one.
-   */
-  children: Children | undefined;
-}
-
 /** A node as read or as known from our own write; undefined: it is not there. */
 type Observed = { data: Buffer; version: number; mzxid: bigint } | undefined;
 
@@ -45,36 +30,8 @@ interface SnapshotNode {
   children: string[];
 }
 
-/**
- * The data of every empty node (most of a job's nodes are directories): one Buffer instead of one each, with its
- * own ArrayBuffer and backing store (issue 19's memory per job).
- */
+/** The data of a node whose data is not read (a directory), as an answer would carry it. */
 const EMPTY = Buffer.alloc(0);
-
-/**
- * A node's children: an array of exactly their names while they are few (a directory has a child or a few, and a Set
- * is 150 bytes before its first one), a Set from SET_FROM on (a job's `sharding/` may have 10,000 items: adding and
- * removing in an array would be quadratic).
- */
-type Children = string[] | Set<string>;
-const SET_FROM = 16;
-
-function withChild(children: Children | undefined, name: string): Children {
-  if (!children) return [name];
-  if (children instanceof Set) return children.add(name);
-  if (children.includes(name)) return children;
-  return children.length + 1 >= SET_FROM ? new Set(children).add(name) : children.concat(name);
-}
-
-/** undefined when none is left. */
-function withoutChild(children: Children, name: string): Children | undefined {
-  if (children instanceof Set) {
-    children.delete(name);
-    return children.size === 0 ? undefined : children;
-  }
-  const left = children.filter((child) => child !== name);
-  return left.length === 0 ? undefined : left;
-}
 
 /** Reads one cache keeps in flight at most (a job's tree is a few dozen nodes unless it has thousands of items). */
 const MAX_CONCURRENT_READS = 4 * MAX_CONCURRENT_REQUESTS;
@@ -206,8 +163,10 @@ export class TreeCache {
     return this.nodes.has(path);
   }
 
-  /** Cached data as UTF-8, or undefined when the node is not there (or is a lazy node not read yet). */
-  /** The same string until the node's data changes (cheap to compare: callers may key a parse on it). */
+  /**
+   * Cached data as UTF-8, or undefined when the node is not there (or is a lazy node not read yet): the same string
+   * until the node's data changes (cheap to compare: callers may key a parse on it).
+   */
   get(path: string): string | undefined {
     return this.nodes.get(path)?.data;
   }
