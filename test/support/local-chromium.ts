@@ -1,6 +1,6 @@
-import { execFileSync } from 'node:child_process';
 import { existsSync } from 'node:fs';
 import { type Browser, chromium } from 'playwright-core';
+import { ensureDebianPackage } from './debian-package.js';
 
 const CHROMIUM = '/usr/bin/chromium';
 
@@ -15,14 +15,5 @@ export async function launchChromium(): Promise<Browser> {
 }
 
 function ensureInstalled(): void {
-  if (existsSync(CHROMIUM)) return;
-  if (typeof process.getuid === 'function' && process.getuid() === 0) {
-    process.stderr.write('[local-chromium] installing Debian package: chromium\n');
-    execFileSync('sh', ['-c', 'apt-get update && apt-get install -y --no-install-recommends chromium'], {
-      stdio: 'inherit',
-      env: { ...process.env, DEBIAN_FRONTEND: 'noninteractive' },
-    });
-    if (existsSync(CHROMIUM)) return;
-  }
-  throw new Error('chromium is not installed: sudo apt-get install chromium');
+  ensureDebianPackage('chromium', () => (existsSync(CHROMIUM) ? CHROMIUM : undefined));
 }

@@ -1,9 +1,10 @@
-import { execFileSync, type ChildProcess } from 'node:child_process';
+import type { ChildProcess } from 'node:child_process';
 import { existsSync, mkdtempSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { findFreePort } from '../../lib/devtools/local-zookeeper.js';
 import { startServer, stopServer } from './server-process.js';
+import { ensureDebianPackage } from './debian-package.js';
 
 const NATS_SERVER = '/usr/sbin/nats-server';
 
@@ -57,14 +58,5 @@ export class LocalNats {
 }
 
 function ensureInstalled(): void {
-  if (existsSync(NATS_SERVER)) return;
-  if (typeof process.getuid === 'function' && process.getuid() === 0) {
-    process.stderr.write('[local-nats] installing Debian package: nats-server\n');
-    execFileSync('sh', ['-c', 'apt-get update && apt-get install -y --no-install-recommends nats-server'], {
-      stdio: 'inherit',
-      env: { ...process.env, DEBIAN_FRONTEND: 'noninteractive' },
-    });
-    if (existsSync(NATS_SERVER)) return;
-  }
-  throw new Error('nats-server is not installed: sudo apt-get install nats-server');
+  ensureDebianPackage('nats-server', () => (existsSync(NATS_SERVER) ? NATS_SERVER : undefined));
 }

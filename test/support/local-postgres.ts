@@ -4,6 +4,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { findFreePort } from '../../lib/devtools/local-zookeeper.js';
 import { startServer, stopServer } from './server-process.js';
+import { ensureDebianPackage } from './debian-package.js';
 
 /**
  * A throwaway PostgreSQL server for the tracing tests, from Debian's `postgresql` package (installed by .ci/run,
@@ -106,18 +107,9 @@ function postgresBinDir(): string {
           .sort((a, b) => Number(b) - Number(a))
           .map((version) => join(root, version, 'bin'))[0]
       : undefined;
-  const found = find();
-  if (found) return found;
-  if (runsAsRoot()) {
-    process.stderr.write('[local-postgres] installing Debian package: postgresql\n');
-    execFileSync('sh', ['-c', 'apt-get update && apt-get install -y --no-install-recommends postgresql'], {
-      stdio: 'inherit',
-      env: { ...process.env, DEBIAN_FRONTEND: 'noninteractive' },
-    });
-    const installed = find();
-    if (installed) return installed;
-  }
-  throw new Error(
+  return ensureDebianPackage(
+    'postgresql',
+    find,
     "PostgreSQL is not installed: sudo apt-get install postgresql (or set PG_CONNECT to a server's connection string)",
   );
 }

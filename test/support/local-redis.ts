@@ -1,9 +1,10 @@
-import { execFileSync, type ChildProcess } from 'node:child_process';
+import type { ChildProcess } from 'node:child_process';
 import { existsSync, mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { findFreePort } from '../../lib/devtools/local-zookeeper.js';
 import { startServer, stopServer } from './server-process.js';
+import { ensureDebianPackage } from './debian-package.js';
 
 const REDIS_SERVER = '/usr/bin/redis-server';
 
@@ -69,14 +70,5 @@ export class LocalRedis {
 }
 
 function ensureInstalled(): void {
-  if (existsSync(REDIS_SERVER)) return;
-  if (typeof process.getuid === 'function' && process.getuid() === 0) {
-    process.stderr.write('[local-redis] installing Debian package: redis-server\n');
-    execFileSync('sh', ['-c', 'apt-get update && apt-get install -y --no-install-recommends redis-server'], {
-      stdio: 'inherit',
-      env: { ...process.env, DEBIAN_FRONTEND: 'noninteractive' },
-    });
-    if (existsSync(REDIS_SERVER)) return;
-  }
-  throw new Error('redis-server is not installed: sudo apt-get install redis-server');
+  ensureDebianPackage('redis-server', () => (existsSync(REDIS_SERVER) ? REDIS_SERVER : undefined));
 }
