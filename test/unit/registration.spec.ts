@@ -92,6 +92,27 @@ describe('registration on the in-memory registry', () => {
     expect(rewrites).toEqual([]);
   });
 
+  it('joins a job that has a leader without entering its election latch', async () => {
+    const zk = new FakeZookeeper();
+    const peer = await zk.connect('ns');
+    cleanups.push(() => peer.close());
+    await peer.createWithParents(LEADER, Buffer.from('10.0.0.9@-@9'), 'EPHEMERAL');
+    const registry = await zk.connect('ns');
+    // Every peer starting at once used to queue in each job's latch only to find the leader there.
+    const latchEntries: string[] = [];
+    const enter = registry.createProtectedEphemeralSequential.bind(registry);
+    registry.createProtectedEphemeralSequential = async (...args) => {
+      latchEntries.push(args[0]);
+      return enter(...args);
+    };
+    const job = scheduler(registry);
+    await job.register();
+    await zk.idle();
+    expect(job.status().registered).toBe(true);
+    expect(job.status().isLeader).toBe(false);
+    expect(latchEntries).toEqual([]);
+  });
+
   it('writes a new instance as one transaction: server, instance and the resharding flag of its leader', async () => {
     const zk = new FakeZookeeper();
     const registry = await zk.connect('ns');

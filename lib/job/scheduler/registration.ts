@@ -83,7 +83,11 @@ export class JobRegistration {
         await ctx.storage.startCache();
         await config.setUp();
         reactions.start({ registering: true });
-        await leader.electLeader();
+        // ElasticJob enters the election latch only to find, inside it, whether someone leads; the cache (read after
+        // our watch was in place) already says so. Entering anyway queued every starting peer behind the others in
+        // each job's latch, a chain of round trips that staggered their joins by seconds. A leader that leaves
+        // meanwhile is elected again by registered() below.
+        if (!leader.hasLeader()) await leader.electLeader();
         const announced = await this.announceNewInstance();
         if (announced === undefined) {
           await servers.persistOnline(!config.load().disabled);
