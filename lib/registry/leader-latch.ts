@@ -1,7 +1,7 @@
 import { Logger } from '@nestjs/common';
 import { describeError, registryErrorCode } from '../errors/elastic-job.errors.js';
 import type { RegistryCenter } from './registry-center.js';
-import type { ConnectionStateChange, WatchEvent } from './registry.types.js';
+import type { ConnectionStateChange, TransactionOp, WatchEvent } from './registry.types.js';
 
 type LatchState = 'LATENT' | 'STARTED' | 'CLOSED';
 
@@ -108,6 +108,21 @@ export class LeaderLatch {
     const path = this.ourPath;
     this.ourPath = undefined;
     if (path) await this.deleteGuaranteed(path);
+  }
+
+  /**
+   * Gives up the latch in one transaction with `ops`: what the leader did last and its release are one write, and
+   * the next participant wakes to see them both. All or nothing: when the transaction fails (thrown), the latch is
+   * still held, and the caller does its work the plain way and then calls close().
+   */
+  async closeWith(ops: readonly TransactionOp[]): Promise<void> {
+    const path = this.ourPath;
+    if (this.state !== 'STARTED' || !path) throw new Error(`LeaderLatch at ${this.latchPath} is not held`);
+    await this.registry.transaction([...ops, { op: 'remove', path }]);
+    this.state = 'CLOSED';
+    this.unsubscribe?.();
+    this.setLeadership(false);
+    this.ourPath = undefined;
   }
 
   private async deleteGuaranteed(path: string): Promise<void> {

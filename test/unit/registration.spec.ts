@@ -113,6 +113,59 @@ describe('registration on the in-memory registry', () => {
     expect(latchEntries).toEqual([]);
   });
 
+  it("elects a new job's leader in the transaction that releases the election latch", async () => {
+    const zk = new FakeZookeeper();
+    const registry = await zk.connect('ns');
+    const transactions: string[][] = [];
+    const transaction = registry.transaction.bind(registry);
+    registry.transaction = async (ops: readonly TransactionOp[]) => {
+      transactions.push(ops.map((op) => `${op.op} ${op.path.replace(/_c_.*$/, '_c_…')}`));
+      return transaction(ops);
+    };
+    const job = scheduler(registry);
+    await job.register();
+    await zk.idle();
+    expect(job.status().isLeader).toBe(true);
+    expect(transactions).toContainEqual([`create ${LEADER}`, 'remove /job/leader/election/latch/_c_…']);
+    expect(await registry.getChildren('/job/leader/election/latch')).toEqual([]);
+  });
+
+  it('releases the election latch when a peer took the leadership just before this instance held it', async () => {
+    const zk = new FakeZookeeper();
+    const peer = await zk.connect('ns');
+    cleanups.push(() => peer.close());
+    const registry = await zk.connect('ns');
+    // A peer (a Java one, or ours on a cache that had not heard of us) creates the leader node while we queue.
+    const enter = registry.createProtectedEphemeralSequential.bind(registry);
+    registry.createProtectedEphemeralSequential = async (...args) => {
+      await peer.createWithParents(LEADER, Buffer.from('10.0.0.9@-@9'), 'EPHEMERAL');
+      return enter(...args);
+    };
+    const job = scheduler(registry);
+    await job.register();
+    await zk.idle();
+    expect(job.status().registered).toBe(true);
+    expect(job.status().isLeader).toBe(false);
+    expect((await registry.getData(LEADER))?.data.toString()).toBe('10.0.0.9@-@9');
+    expect(await registry.getChildren('/job/leader/election/latch')).toEqual([]);
+  });
+
+  it("checks the job name's owner from the cache the registration reads the tree into", async () => {
+    const zk = new FakeZookeeper();
+    const registry = await zk.connect('ns');
+    const rootReads: string[] = [];
+    const getData = registry.getData.bind(registry);
+    registry.getData = async (...args: Parameters<FakeRegistryCenter['getData']>) => {
+      if (args[0] === '/job') rootReads.push(args[0]);
+      return getData(...args);
+    };
+    const job = scheduler(registry);
+    await job.checkConflict();
+    await job.register();
+    expect(job.status().registered).toBe(true);
+    expect(rootReads).toEqual(['/job']);
+  });
+
   it('writes a new instance as one transaction: server, instance and the resharding flag of its leader', async () => {
     const zk = new FakeZookeeper();
     const registry = await zk.connect('ns');

@@ -43,9 +43,9 @@ export class ConfigService {
     this.lastGood = local;
   }
 
-  /** Fails when the job name is registered in ZooKeeper by another method. Reads only. */
-  async checkConflict(): Promise<void> {
-    const registered = await this.ctx.storage.direct.get(this.ctx.paths.root);
+  /** Fails when the job name is registered in ZooKeeper by another method. From the job's cache (started first). */
+  checkConflict(): void {
+    const registered = this.ctx.storage.cached.get(this.ctx.paths.root);
     if (registered !== undefined && registered.trim() !== '' && registered !== this.owner) {
       throw new JobConflictError(this.ctx.jobName, registered, this.owner);
     }

@@ -60,13 +60,15 @@ export class LeaderService {
 
   private async runElection(): Promise<void> {
     const { storage, paths, instanceId } = this.ctx;
-    await storage.executeInLeader(paths.leaderElectionLatch, this.ctx.waitTimeoutMs, async () => {
-      // ElasticJob checks for the node and then creates it; inside the latch a plain create is the same check in
-      // one round trip (it fails with NODE_EXISTS when someone leads), and the node changes hands sooner.
-      if (await storage.createEphemeral(paths.leaderElectionInstance, instanceId)) {
-        this.ctx.logger.log(`elected leader (${instanceId})`);
-      }
-    });
+    // ElasticJob checks for the node and then creates it; inside the latch a plain create is the same check in one
+    // round trip (it fails with NODE_EXISTS when someone leads), and it goes with the latch's release.
+    const elected = await storage.createEphemeralInLatch(
+      paths.leaderElectionLatch,
+      this.ctx.waitTimeoutMs,
+      paths.leaderElectionInstance,
+      instanceId,
+    );
+    if (elected) this.ctx.logger.log(`elected leader (${instanceId})`);
     await storage.cached.settled();
   }
 

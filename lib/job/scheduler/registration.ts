@@ -63,8 +63,12 @@ export class JobRegistration {
 
   /** Reads only: fails with JobConflictError when another method owns the job name in ZooKeeper. */
   checkConflict(): Promise<void> {
-    // Connection trouble is retried as registration's is; a conflict is thrown at once.
-    return this.retry.quickly('conflict check', () => this.services.config.checkConflict());
+    // Connection trouble is retried as registration's is; a conflict is thrown at once. The job's cache reads the
+    // tree (the root's owner with it) once for the check and the registration after it.
+    return this.retry.quickly('conflict check', async () => {
+      await this.services.ctx.storage.startCache();
+      this.services.config.checkConflict();
+    });
   }
 
   /** Why the lifecycle is still failing in `kind`, or undefined when it is not (any more): the background loop's test. */

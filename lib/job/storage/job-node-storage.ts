@@ -260,7 +260,40 @@ export class JobNodeStorage {
    * bounded by `timeoutMs` (ElasticJob waits forever, docs/reference/elasticjob.md §8). Returns false when the latch
    * was not acquired.
    */
-  async executeInLeader(latchPath: string, timeoutMs: number, callback: () => Promise<void>): Promise<boolean> {
+  executeInLeader(latchPath: string, timeoutMs: number, callback: () => Promise<void>): Promise<boolean> {
+    return this.holdingLatch(latchPath, timeoutMs, () => callback());
+  }
+
+  /**
+   * ElasticJob's leader election callback inside the latch at `latchPath`: create the ephemeral `path` unless
+   * someone holds it. The create and the release of our latch node are one transaction (a new job's election is a
+   * write fewer); when it fails (the node exists, a parent is missing), the plain create, then the release.
+   * Undefined when the latch was not acquired in time, else whether we created the node.
+   */
+  async createEphemeralInLatch(
+    latchPath: string,
+    timeoutMs: number,
+    path: string,
+    value: string,
+  ): Promise<boolean | undefined> {
+    let created = false;
+    const acquired = await this.holdingLatch(latchPath, timeoutMs, async (latch) => {
+      const release = latch.closeWith([this.createOp(path, value, 'EPHEMERAL')]);
+      try {
+        await this.writeThrough([{ path, data: utf8(value) }], release);
+        created = true;
+      } catch {
+        created = await this.createEphemeral(path, value);
+      }
+    });
+    return acquired ? created : undefined;
+  }
+
+  private async holdingLatch(
+    latchPath: string,
+    timeoutMs: number,
+    callback: (latch: LeaderLatch) => Promise<void>,
+  ): Promise<boolean> {
     const latch = new LeaderLatch(this.registry, latchPath, '', `ElasticJob:${this.paths.jobName}`);
     // The latch creates its node first and its container only when told NO_NODE, as Curator does: where the cache
     // follows the latch directory and shows it missing (a new job's election), the failed create is saved.
@@ -276,7 +309,7 @@ export class JobNodeStorage {
         );
         return false;
       }
-      await callback();
+      await callback(latch);
       return true;
     } finally {
       await latch.close();
