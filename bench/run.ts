@@ -76,6 +76,8 @@ async function main(): Promise<void> {
     const cluster2 = await step('scale.2x100', () => scaleCluster(2, 100));
     const cluster4 = await step('scale.4x100', () => scaleCluster(4, 100));
     const cluster = await step('scale.8x100', () => scaleCluster(8, 100));
+    // The floor of the row above: the same 8 processes with one job each (Node, Nest and a session, on 2 cores).
+    const clusterFloor = await step('scale.8x1', () => scaleCluster(8, 1));
     const items1k = await step('items.1000', () => manyItems(1000));
     const items10k = await step(`items.${MAX_SHARDING_TOTAL_COUNT}`, () => manyItems(MAX_SHARDING_TOTAL_COUNT));
     const f = (x: Figure | undefined): string => (x ? `${x.median} ${x.unit} (${x.min}..${x.max})` : 'skipped');
@@ -240,6 +242,12 @@ async function main(): Promise<void> {
           : String((results[`scale.${p}x100`] as { failed?: string } | undefined)?.failed ?? ''),
         p === '8' ? '< 6 s; CPU 2 → 8 processes ≤ 1.3×' : '',
       ]),
+      [
+        '8 processes × 1 job: all sharded (the floor of the row above)',
+        f(clusterFloor?.allShardedMs),
+        clusterFloor ? `CPU per process until sharded ${f(clusterFloor.cpuMsPerProcess)}` : '',
+        '',
+      ],
       ...(
         [
           ['1000', items1k],
