@@ -134,6 +134,9 @@ export class JobNodePath {
       if (leaf === 'running') return LAZY_LEAF;
       if (leaf === 'misfire') return ANNOUNCED;
     }
+    // A live instance's node says its server: only the one sharding (or taking crashed items over) needs that, so
+    // peers joining cost the others no read (InstanceService.readInstances).
+    if (depth === 2 && second - 1 - from === 9 && path.startsWith('instances', from)) return LAZY_LEAF;
     // Flags whose existence is all they say: announced, never read.
     if (path === this.shardingNecessary || path === this.shardingProcessing) return ANNOUNCED;
     if (depth === 2 && (isUnder(path, this.triggers) || isUnder(path, this.failoverItems))) return ANNOUNCED;

@@ -28,6 +28,8 @@ type Observed = { data: Buffer; version: number; mzxid: bigint } | undefined;
 interface SnapshotNode {
   node: NonNullable<Observed>;
   children: string[];
+  /** A lazy node: known to exist, its data left unread (as when an event announces it). */
+  unread?: true;
 }
 
 /** The data of a node whose data is not read (a directory), as an answer would carry it. */
@@ -259,8 +261,9 @@ export class TreeCache {
       // A node whose data we do not read is known to exist from its parent's listing (the root aside), and
       // from its own listing when it has children to list: no read for its existence alone.
       const empty = { data: EMPTY, version: 0, mzxid: 0n };
+      const lazy = shape.data === 'lazy';
       const [node, children] = await Promise.all([
-        shape.data
+        shape.data && !lazy
           ? this.read(path)
           : path !== root || shape.children
             ? Promise.resolve(empty)
@@ -270,8 +273,9 @@ export class TreeCache {
       // Gone meanwhile (either read says so): its deletion event follows.
       if (!node || children === undefined) return;
       snapshot.set(path, {
-        node: shape.data ? node : { data: EMPTY, version: 0, mzxid: node.mzxid },
+        node: shape.data && !lazy ? node : { data: EMPTY, version: 0, mzxid: node.mzxid },
         children,
+        ...(lazy ? { unread: true as const } : {}),
       });
       await Promise.all(children.map((child) => visit(`${path}/${child}`)));
     };
@@ -285,8 +289,9 @@ export class TreeCache {
       if (!snapshot.has(path)) this.removeSubtree(path);
     }
     // Parents before children (Map order is the visit order: a parent is set before its children are read).
-    for (const [path, { node, children }] of snapshot) {
-      this.applyNode(path, node, true);
+    for (const [path, { node, children, unread }] of snapshot) {
+      if (unread) this.markUnread(path);
+      else this.applyNode(path, node, true);
       const cached = this.nodes.get(path);
       if (!cached) continue;
       const listed = new Set(children);

@@ -14,7 +14,7 @@ describe('JobNodePath.cacheShape', () => {
     ['/report/servers', DIRECTORY],
     ['/report/servers/10.0.0.1', LEAF],
     ['/report/instances', DIRECTORY],
-    ['/report/instances/10.0.0.1@-@42', LEAF],
+    ['/report/instances/10.0.0.1@-@42', { data: 'lazy', children: false }],
     ['/report/sharding', DIRECTORY],
     ['/report/sharding/3', DIRECTORY],
     ['/report/sharding/3/instance', LEAF],

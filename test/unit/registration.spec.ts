@@ -166,6 +166,25 @@ describe('registration on the in-memory registry', () => {
     expect(rootReads).toEqual(['/job']);
   });
 
+  it("reads no peer's instance node when peers join: only the one sharding needs what they say", async () => {
+    const zk = new FakeZookeeper();
+    const registries = [await zk.connect('ns'), await zk.connect('ns'), await zk.connect('ns')];
+    const instanceReads = registries.map(() => [] as string[]);
+    registries.forEach((registry, index) => {
+      const getData = registry.getData.bind(registry);
+      registry.getData = async (...args: Parameters<FakeRegistryCenter['getData']>) => {
+        if (args[0].startsWith('/job/instances/')) instanceReads[index]!.push(args[0]);
+        return getData(...args);
+      };
+    });
+    // The leader first; then a peer that finds it in the tree; then one the others hear join.
+    for (const [index, registry] of registries.entries()) {
+      await scheduler(registry, index + 1).register();
+      await zk.idle();
+    }
+    expect(instanceReads).toEqual([[], [], []]);
+  });
+
   it('writes a new instance as one transaction: server, instance and the resharding flag of its leader', async () => {
     const zk = new FakeZookeeper();
     const registry = await zk.connect('ns');

@@ -129,6 +129,7 @@ export class FailoverService {
    */
   async recoverLegacyCrashedItems(config: JobConfiguration): Promise<void> {
     const { storage, paths } = this.ctx;
+    await this.instances.readInstances();
     const available = this.instances.getAvailableJobInstances();
     if (available.length !== 1 || available[0]!.jobInstanceId !== this.ctx.instanceId) return;
     await storage.cached.readUnread(

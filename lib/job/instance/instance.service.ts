@@ -125,13 +125,41 @@ export class InstanceService {
     return this.ctx.storage.cached.has(this.ctx.paths.instance(instanceId));
   }
 
-  /** Live instances whose server is ENABLED, in ElasticJob's order (descending instance id): the sharding input. */
+  /**
+   * Reads the nodes of live instances the cache lists unread (their data is read only when needed, see
+   * JobNodePath.cacheShape): before getAvailableJobInstances() where its answer is acted on.
+   */
+  readInstances(): Promise<void> {
+    const { storage, paths } = this.ctx;
+    return storage.cached.readUnread(storage.cached.children(paths.instances).map((id) => paths.instance(id)));
+  }
+
+  /**
+   * Whether some live instance's server is ENABLED, without reading instance nodes: an unread node's server is the
+   * one its id names (`{ip}@-@{pid}`). For a guard only; what is sharded is read (getAvailableJobInstances).
+   */
+  hasAvailableJobInstances(): boolean {
+    const { storage, paths } = this.ctx;
+    return storage.cached.children(paths.instances).some((id) => {
+      const value = storage.cached.get(paths.instance(id));
+      const serverIp =
+        value === undefined || storage.cached.isUnread(paths.instance(id))
+          ? serverIpOfInstance(id)
+          : this.serverIpOf(id, value);
+      return this.servers.isEnableServer(serverIp);
+    });
+  }
+
+  /**
+   * Live instances whose server is ENABLED, in ElasticJob's order (descending instance id): the sharding input.
+   * Instances whose node is unread are left out: readInstances() first.
+   */
   getAvailableJobInstances(): JobInstance[] {
     const result: JobInstance[] = [];
     const seen = new Set<string>();
     for (const id of this.ctx.storage.cached.children(this.ctx.paths.instances)) {
       const value = this.ctx.storage.cached.get(this.ctx.paths.instance(id));
-      if (value === undefined) continue;
+      if (value === undefined || this.ctx.storage.cached.isUnread(this.ctx.paths.instance(id))) continue;
       seen.add(id);
       const serverIp = this.serverIpOf(id, value);
       if (this.servers.isEnableServer(serverIp)) result.push({ jobInstanceId: id, serverIp });

@@ -85,7 +85,7 @@ export class ShardingService {
   async shardingIfNecessary(config: JobConfiguration): Promise<void> {
     const { storage, paths, logger, waitTimeoutMs } = this.ctx;
     if (!this.isNeedSharding() && !(await this.flagItemsWithoutLiveOwner(config))) return;
-    if (this.instances.getAvailableJobInstances().length === 0) return;
+    if (!this.instances.hasAvailableJobInstances()) return;
     const deadline = Date.now() + waitTimeoutMs;
     const shardingDone = (): boolean =>
       !storage.cached.has(paths.shardingNecessary) && !storage.cached.has(paths.shardingProcessing);
@@ -119,6 +119,7 @@ export class ShardingService {
     }
     await storage.createEphemeral(paths.shardingProcessing, '', { replaceOthers: true });
     try {
+      await this.instances.readInstances();
       const instances = this.instances.getAvailableJobInstances();
       const strategy = this.ctx.plugins.strategy(config.jobShardingStrategyType) ?? AVG_ALLOCATION;
       let result = strategy.sharding(instances, this.ctx.jobName, total);
