@@ -303,6 +303,44 @@ describe('the executor state machine (JobScheduler on the fake registry, fake ti
     expect(a.scheduler.status().health.registration).toBe('ok');
   });
 
+  it('flags resharding again for a peer that joined while the leader sharded (its own flag went with the sharding)', async () => {
+    const a = await startJob('2026-01-01T00:00:00.500Z', { cron: '0 0 0 1 1 *' });
+    const b = await startJob('', { cron: '0 0 0 1 1 *' }, { zk: a.zk, pid: 2 });
+    const c = await a.zk.connect('ns');
+    // c's instance node appears while a's sharding transaction is on its way: c's join finds the flag set.
+    const transaction = a.registry.transaction.bind(a.registry);
+    let joined = false;
+    a.registry.transaction = async (ops) => {
+      if (!joined && ops.some((op) => op.path === '/job/leader/sharding/necessary' && op.op === 'remove')) {
+        joined = true;
+        await c.createWithParents(
+          '/job/instances/10.0.0.1@-@3',
+          Buffer.from('jobInstanceId: 10.0.0.1@-@3\nserverIp: 10.0.0.1\n'),
+          'EPHEMERAL',
+        );
+        await a.zk.idle();
+      }
+      return transaction(ops);
+    };
+    executorOf(a).trigger();
+    for (let i = 0; i < 3; i++) {
+      await settle(a);
+      await settle(b);
+    }
+    expect(joined).toBe(true);
+    expect(a.zk.get('/ns/job/leader/sharding/necessary')).toBeDefined();
+    // The next firing shards over all three.
+    executorOf(a).trigger();
+    for (let i = 0; i < 3; i++) {
+      await settle(a);
+      await settle(b);
+    }
+    const owners = [0, 1].map((item) => a.zk.get(`/ns/job/sharding/${item}/instance`)?.data);
+    expect(a.zk.get('/ns/job/leader/sharding/necessary')).toBeUndefined();
+    expect(owners).not.toContain(undefined);
+    await c.close();
+  });
+
   it('a job removed while the session was gone is not re-registered: it stops, and nothing of it is written back', async () => {
     const job = await startJob('2026-01-01T00:00:00.500Z');
     await job.registry.expire({ reconnect: false });

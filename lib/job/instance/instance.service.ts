@@ -139,8 +139,13 @@ export class InstanceService {
    * one its id names (`{ip}@-@{pid}`). For a guard only; what is sharded is read (getAvailableJobInstances).
    */
   hasAvailableJobInstances(): boolean {
+    return this.availableInstanceIds().length > 0;
+  }
+
+  /** The ids of live instances whose server is ENABLED, their nodes read or not (see hasAvailableJobInstances). */
+  availableInstanceIds(): string[] {
     const { storage, paths } = this.ctx;
-    return storage.cached.children(paths.instances).some((id) => {
+    return storage.cached.children(paths.instances).filter((id) => {
       const value = storage.cached.get(paths.instance(id));
       const serverIp =
         value === undefined || storage.cached.isUnread(paths.instance(id))

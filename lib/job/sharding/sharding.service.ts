@@ -45,7 +45,11 @@ export class ShardingService {
 
   /** Leader only: mark that the next firing must reshard. Waits (bounded) for a leader to exist first. */
   async setReshardingFlag(): Promise<void> {
-    if (await this.leader.isLeaderUntilBlock()) await this.ctx.storage.createOrKeep(this.ctx.paths.shardingNecessary);
+    if (!(await this.leader.isLeaderUntilBlock())) return;
+    // Set already: the resharding it asks for takes this change too (8 peers joining sent 7 creates a job that
+    // failed). A join that lands while we shard is flagged again after it (flagJoinedWhileSharding).
+    if (this.isNeedSharding()) return;
+    await this.ctx.storage.createOrKeep(this.ctx.paths.shardingNecessary);
   }
 
   isNeedSharding(): boolean {
@@ -118,9 +122,10 @@ export class ShardingService {
       }
     }
     await storage.createEphemeral(paths.shardingProcessing, '', { replaceOthers: true });
+    let instances: JobInstance[];
     try {
       await this.instances.readInstances();
-      const instances = this.instances.getAvailableJobInstances();
+      instances = this.instances.getAvailableJobInstances();
       const strategy = this.ctx.plugins.strategy(config.jobShardingStrategyType) ?? AVG_ALLOCATION;
       let result = strategy.sharding(instances, this.ctx.jobName, total);
       const problem = validateShardingResult(result, instances, total);
@@ -151,6 +156,22 @@ export class ShardingService {
       throw error;
     }
     await storage.cached.settled();
+    await this.flagJoinedWhileSharding(instances, config);
+  }
+
+  /**
+   * A peer that joined while we sharded (after the instances were taken, before our transaction removed the flag)
+   * flagged nothing: the flag was still there, and went with our transaction (ElasticJob has the same gap). Our
+   * cache, settled after the transaction, lists every instance that joined before it: any not sharded over is
+   * flagged again, for the next firing.
+   */
+  private async flagJoinedWhileSharding(sharded: readonly JobInstance[], config: JobConfiguration): Promise<void> {
+    if (config.staticSharding || !this.leader.isLeader()) return;
+    const ids = new Set(sharded.map((instance) => instance.jobInstanceId));
+    const joined = this.instances.availableInstanceIds().filter((id) => !ids.has(id));
+    if (joined.length === 0) return;
+    this.ctx.logger.log(`instance(s) ${joined.join(', ')} joined while sharding: resharding at the next firing`);
+    await this.ctx.storage.createOrKeep(this.ctx.paths.shardingNecessary);
   }
 
   /**
