@@ -319,7 +319,11 @@ export class TreeCache {
     const own = event.type === 'NODE_CREATED' ? this.ownCreates?.get(path) : undefined;
     if (own) {
       this.forgetOwnCreate(path);
-      const observed = own.created.then((ok) => (ok ? { data: own.data, version: 0, mzxid: 0n } : this.read(path)));
+      // Our create failed: someone else's made the node (peers setting a job up together). Read only what we read
+      // of a node anyway: a directory's creation says all there is (12 reads a job for every peer that lost).
+      const observed = own.created.then((ok) =>
+        ok || !shape.data ? { data: ok ? own.data : EMPTY, version: 0, mzxid: 0n } : this.read(path),
+      );
       void this.enqueueApply(path, observed);
     } else if (shape.data === 'lazy') {
       // Known to exist; its data is read when someone asks.

@@ -185,6 +185,58 @@ describe('registration on the in-memory registry', () => {
     expect(instanceReads).toEqual([[], [], []]);
   });
 
+  it('peers setting a new job up together: the one whose transaction failed reads no directory back', async () => {
+    const zk = new FakeZookeeper();
+    const registries = [await zk.connect('ns'), await zk.connect('ns')];
+    const directoryReads: string[] = [];
+    const directories = new Set(['/job/servers', '/job/instances', '/job/sharding', '/job/leader', '/job/trigger']);
+    for (const registry of registries) {
+      const getData = registry.getData.bind(registry);
+      registry.getData = async (...args: Parameters<FakeRegistryCenter['getData']>) => {
+        if (directories.has(args[0])) directoryReads.push(args[0]);
+        return getData(...args);
+      };
+    }
+    const setUps: boolean[] = [];
+    for (const registry of registries) {
+      const transaction = registry.transaction.bind(registry);
+      registry.transaction = async (ops: readonly TransactionOp[]) => {
+        const setUp = ops.some((op) => op.path === '/job/config');
+        return transaction(ops).then(
+          () => void (setUp && setUps.push(true)),
+          (error: unknown) => {
+            if (setUp) setUps.push(false);
+            throw error;
+          },
+        );
+      };
+    }
+    const jobs = registries.map((registry, index) => scheduler(registry, index + 1));
+    await Promise.all(jobs.map((job) => job.register()));
+    await zk.idle();
+    expect(setUps.sort()).toEqual([false, true]);
+    expect(jobs.every((job) => job.status().registered)).toBe(true);
+    expect(directoryReads).toEqual([]);
+  });
+
+  it("sets the resharding flag once for peers joining before the leader's next firing", async () => {
+    const zk = new FakeZookeeper();
+    const registries = [await zk.connect('ns'), await zk.connect('ns'), await zk.connect('ns')];
+    const flagCreates: string[] = [];
+    const create = registries[0]!.create.bind(registries[0]);
+    registries[0]!.create = async (...args: Parameters<FakeRegistryCenter['create']>) => {
+      if (args[0] === '/job/leader/sharding/necessary') flagCreates.push(args[0]);
+      return create(...args);
+    };
+    for (const [index, registry] of registries.entries()) {
+      await scheduler(registry, index + 1).register();
+      await zk.idle();
+    }
+    // The leader's own registration set it (a transaction); the two joins found it set.
+    expect(zk.get('/ns/job/leader/sharding/necessary')).toBeDefined();
+    expect(flagCreates).toEqual([]);
+  });
+
   it('writes a new instance as one transaction: server, instance and the resharding flag of its leader', async () => {
     const zk = new FakeZookeeper();
     const registry = await zk.connect('ns');
