@@ -261,7 +261,8 @@ export class TreeCache {
       // A node whose data we do not read is known to exist from its parent's listing (the root aside), and
       // from its own listing when it has children to list: no read for its existence alone.
       const empty = { data: EMPTY, version: 0, mzxid: 0n };
-      const lazy = shape.data === 'lazy';
+      // A lazy node is left unread unless we hold its data already (read, or our own write): that stays true.
+      const lazy = shape.data === 'lazy' && this.nodes.get(path)?.data === undefined;
       const [node, children] = await Promise.all([
         shape.data && !lazy
           ? this.read(path)

@@ -164,6 +164,27 @@ describe('TreeCache on the fake registry', () => {
     expect(events.at(-1)).toEqual({ type: 'UPDATED', path: paths.running(0), data: '10.0.0.1@-@1' });
   });
 
+  it('a re-sync leaves unread the lazy nodes it finds, and reads again those whose data it held', async () => {
+    const paths = new JobNodePath('job');
+    const { writer, client, cache, caughtUp } = await setUp(
+      (path) => paths.cacheShape(path),
+      async (w) => {
+        await w.createWithParents(paths.running(0), text('10.0.0.1@-@1'), 'PERSISTENT');
+        await w.createWithParents(paths.running(1), text('10.0.0.1@-@2'), 'PERSISTENT');
+      },
+    );
+    // Found by the first read: known to exist, not read.
+    expect(cache.isUnread(paths.running(0))).toBe(true);
+    await cache.readUnread([paths.running(1)]);
+    await client.disconnect();
+    await writer.setData(paths.running(1), text('10.0.0.1@-@3'));
+    await client.reconnect();
+    await caughtUp();
+    // A marker whose owner we knew (a stale one of ours, say) is still known after it, as it is now.
+    expect(cache.isUnread(paths.running(0))).toBe(true);
+    expect(cache.get(paths.running(1))).toBe('10.0.0.1@-@3');
+  });
+
   it('settled() waits for the reads set off by events received so far', async () => {
     const { zk, writer, client, cache } = await setUp(undefined, (w) =>
       w.create('/job/a', text('A')).then(() => undefined),
