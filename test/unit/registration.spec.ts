@@ -211,9 +211,21 @@ describe('registration on the in-memory registry', () => {
         );
       };
     }
+    // Both elect (neither cache showed a leader): the loser's transaction fails on the leader node, and it sends
+    // no plain create that would fail the same way.
+    const leaderCreates: string[] = [];
+    for (const registry of registries) {
+      const create = registry.create.bind(registry);
+      registry.create = async (...args: Parameters<FakeRegistryCenter['create']>) => {
+        if (args[0] === LEADER) leaderCreates.push(args[0]);
+        return create(...args);
+      };
+    }
     const jobs = registries.map((registry, index) => scheduler(registry, index + 1));
     await Promise.all(jobs.map((job) => job.register()));
     await zk.idle();
+    expect(jobs.filter((job) => job.status().isLeader)).toHaveLength(1);
+    expect(leaderCreates).toEqual([]);
     expect(setUps.sort()).toEqual([false, true]);
     expect(jobs.every((job) => job.status().registered)).toBe(true);
     expect(directoryReads).toEqual([]);

@@ -282,8 +282,9 @@ export class JobNodeStorage {
       try {
         await this.writeThrough([{ path, data: utf8(value) }], release);
         created = true;
-      } catch {
-        created = await this.createEphemeral(path, value);
+      } catch (error) {
+        // Someone holds the node: the plain create would fail the same way. Anything else: the plain way.
+        if (registryErrorCode(error) !== 'NODE_EXISTS') created = await this.createEphemeral(path, value);
       }
     });
     return acquired ? created : undefined;
