@@ -1,4 +1,5 @@
 import { Logger } from '@nestjs/common';
+import { RegistryError } from '../../lib/errors/elastic-job.errors.js';
 import { afterEach, beforeAll, describe, expect, it, vi } from 'vitest';
 import type { ShardedJobOptions } from '../../lib/interfaces/sharded-job-options.interface.js';
 import type { ShardingContext } from '../../lib/interfaces/sharding-context.interface.js';
@@ -338,6 +339,60 @@ describe('the executor state machine (JobScheduler on the fake registry, fake ti
     const owners = [0, 1].map((item) => a.zk.get(`/ns/job/sharding/${item}/instance`)?.data);
     expect(a.zk.get('/ns/job/leader/sharding/necessary')).toBeUndefined();
     expect(owners).not.toContain(undefined);
+    await c.close();
+  });
+
+  it('flags resharding again for a peer whose server was disabled while the leader sharded', async () => {
+    const a = await startJob('2026-01-01T00:00:00.500Z', { cron: '0 0 0 1 1 *' });
+    const c = await a.zk.connect('ns');
+    await c.createWithParents('/job/servers/10.0.0.2', Buffer.from(''), 'PERSISTENT');
+    await c.createWithParents(
+      '/job/instances/10.0.0.2@-@3',
+      Buffer.from('jobInstanceId: 10.0.0.2@-@3\nserverIp: 10.0.0.2\n'),
+      'EPHEMERAL',
+    );
+    await settle(a);
+    const transaction = a.registry.transaction.bind(a.registry);
+    let disabled = false;
+    a.registry.transaction = async (ops) => {
+      if (!disabled && ops.some((op) => op.path === '/job/leader/sharding/necessary' && op.op === 'remove')) {
+        disabled = true;
+        await c.setData('/job/servers/10.0.0.2', Buffer.from('DISABLED'));
+        await a.zk.idle();
+      }
+      return transaction(ops);
+    };
+    executorOf(a).trigger();
+    for (let i = 0; i < 3; i++) await settle(a);
+    expect(disabled).toBe(true);
+    expect(a.zk.get('/ns/job/leader/sharding/necessary')).toBeDefined();
+    await c.close();
+  });
+
+  it("postpones resharding while a live instance's node could not be read (it would be left out)", async () => {
+    const a = await startJob('2026-01-01T00:00:00.500Z', { cron: '0 0 0 1 1 *' });
+    const c = await a.zk.connect('ns');
+    const peer = '/job/instances/10.0.0.1@-@3';
+    await c.createWithParents(peer, Buffer.from('jobInstanceId: 10.0.0.1@-@3\nserverIp: 10.0.0.1\n'), 'EPHEMERAL');
+    await settle(a);
+    const getData = a.registry.getData.bind(a.registry);
+    let failures = 1;
+    a.registry.getData = async (...args) => {
+      if (args[0] === peer && failures-- > 0) throw new RegistryError('CONNECTION_LOSS', peer, 'lost');
+      return getData(...args);
+    };
+    executorOf(a).trigger();
+    for (let i = 0; i < 3; i++) await settle(a);
+    expect(a.zk.get('/ns/job/leader/sharding/necessary')).toBeDefined();
+    expect(a.zk.get('/ns/job/sharding/0/instance')).toBeUndefined();
+    // The next firing reads it, and shards over both.
+    executorOf(a).trigger();
+    for (let i = 0; i < 3; i++) await settle(a);
+    expect(a.zk.get('/ns/job/leader/sharding/necessary')).toBeUndefined();
+    expect([0, 1].map((item) => a.zk.get(`/ns/job/sharding/${item}/instance`)?.data).sort()).toEqual([
+      '10.0.0.1@-@1',
+      '10.0.0.1@-@3',
+    ]);
     await c.close();
   });
 

@@ -129,9 +129,9 @@ export class FailoverService {
    */
   async recoverLegacyCrashedItems(config: JobConfiguration): Promise<void> {
     const { storage, paths } = this.ctx;
-    await this.instances.readInstances();
-    const available = this.instances.getAvailableJobInstances();
-    if (available.length !== 1 || available[0]!.jobInstanceId !== this.ctx.instanceId) return;
+    // Alone among the live instances (peers' nodes unread: their servers as their ids name them).
+    const available = this.instances.availableInstanceIds();
+    if (available.length !== 1 || available[0] !== this.ctx.instanceId) return;
     await storage.cached.readUnread(
       Array.from({ length: config.shardingTotalCount }, (_, item) => paths.running(item)),
     );

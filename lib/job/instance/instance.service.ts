@@ -134,6 +134,12 @@ export class InstanceService {
     return storage.cached.readUnread(storage.cached.children(paths.instances).map((id) => paths.instance(id)));
   }
 
+  /** Whether the cache lists a live instance whose node it has not read (readInstances() did not get it). */
+  hasUnreadInstances(): boolean {
+    const { storage, paths } = this.ctx;
+    return storage.cached.children(paths.instances).some((id) => storage.cached.isUnread(paths.instance(id)));
+  }
+
   /**
    * Whether some live instance's server is ENABLED, without reading instance nodes: an unread node's server is the
    * one its id names (`{ip}@-@{pid}`). For a guard only; what is sharded is read (getAvailableJobInstances).

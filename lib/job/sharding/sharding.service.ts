@@ -121,11 +121,17 @@ export class ShardingService {
         return;
       }
     }
+    // What the instances say is read now (their nodes are lazy); one left unread (a read lost with the connection,
+    // a re-sync meanwhile) would be left out of the sharding: the flag stays, and the next firing tries again.
+    await this.instances.readInstances();
+    const instances = this.instances.getAvailableJobInstances();
+    if (this.instances.hasUnreadInstances()) {
+      logger.warn('could not read every live instance; resharding is postponed to the next firing');
+      return;
+    }
+    if (instances.length === 0) return;
     await storage.createEphemeral(paths.shardingProcessing, '', { replaceOthers: true });
-    let instances: JobInstance[];
     try {
-      await this.instances.readInstances();
-      instances = this.instances.getAvailableJobInstances();
       const strategy = this.ctx.plugins.strategy(config.jobShardingStrategyType) ?? AVG_ALLOCATION;
       let result = strategy.sharding(instances, this.ctx.jobName, total);
       const problem = validateShardingResult(result, instances, total);
@@ -167,10 +173,15 @@ export class ShardingService {
    */
   private async flagJoinedWhileSharding(sharded: readonly JobInstance[], config: JobConfiguration): Promise<void> {
     if (config.staticSharding || !this.leader.isLeader()) return;
-    const ids = new Set(sharded.map((instance) => instance.jobInstanceId));
-    const joined = this.instances.availableInstanceIds().filter((id) => !ids.has(id));
-    if (joined.length === 0) return;
-    this.ctx.logger.log(`instance(s) ${joined.join(', ')} joined while sharding: resharding at the next firing`);
+    const shardedIds = new Set(sharded.map((instance) => instance.jobInstanceId));
+    const available = new Set(this.instances.availableInstanceIds());
+    // Both ways: joined (or enabled) meanwhile, and left (or disabled) meanwhile.
+    const changed = [
+      ...[...available].filter((id) => !shardedIds.has(id)),
+      ...[...shardedIds].filter((id) => !available.has(id)),
+    ];
+    if (changed.length === 0) return;
+    this.ctx.logger.log(`instance(s) ${changed.join(', ')} came or went while sharding: resharding at the next firing`);
     await this.ctx.storage.createOrKeep(this.ctx.paths.shardingNecessary);
   }
 
