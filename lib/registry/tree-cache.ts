@@ -5,6 +5,7 @@ import type { ConnectionStateChange, WatchEvent } from './registry.types.js';
 import { MAX_CONCURRENT_REQUESTS } from './request-limits.js';
 import { intern } from '../util/intern.js';
 import { type CachedNode, withChild, withoutChild } from './cached-node.js';
+import { EMPTY, type Observed, readSubtree, type SnapshotNode } from './tree-snapshot.js';
 
 export type TreeEventType = 'ADDED' | 'UPDATED' | 'DELETED';
 
@@ -21,19 +22,6 @@ export interface TreeEvent {
  * creates are known anyway. For nodes that come and go often and whose data matters rarely.
  */
 export type NodeShape = { data: boolean | 'lazy'; children: boolean } | 'ignore';
-
-/** A node as read or as known from our own write; undefined: it is not there. */
-type Observed = { data: Buffer; version: number; mzxid: bigint } | undefined;
-
-interface SnapshotNode {
-  node: NonNullable<Observed>;
-  children: string[];
-  /** A lazy node: known to exist, its data left unread (as when an event announces it). */
-  unread?: true;
-}
-
-/** The data of a node whose data is not read (a directory), as an answer would carry it. */
-const EMPTY = Buffer.alloc(0);
 
 /** Reads one cache keeps in flight at most (a job's tree is a few dozen nodes unless it has thousands of items). */
 const MAX_CONCURRENT_READS = 4 * MAX_CONCURRENT_REQUESTS;
@@ -240,7 +228,13 @@ export class TreeCache {
         throw error;
       }
       // Reads start now, after the watch is in place; events arriving meanwhile are applied after the snapshot.
-      const snapshot = this.readSubtree(this.root);
+      const snapshot = readSubtree(this.root, {
+        shape: this.shape,
+        read: (path) => this.read(path),
+        exists: (path) => this.bounded(() => this.registry.exists(path)).then((stat) => stat !== undefined),
+        children: (path) => this.bounded(() => this.registry.getChildren(path)),
+        holdsData: (path) => this.nodes.get(path)?.data !== undefined,
+      });
       await this.enqueue(async () => this.applySnapshot(await snapshot));
       if (this.resyncGeneration === generation) this.synced = true;
     })();
@@ -250,38 +244,6 @@ export class TreeCache {
     };
     resync.then(clear, clear);
     return resync;
-  }
-
-  /** Reads the subtree as it is now (no watches: the recursive watch covers it). */
-  private async readSubtree(root: string): Promise<Map<string, SnapshotNode>> {
-    const snapshot = new Map<string, SnapshotNode>();
-    const visit = async (path: string): Promise<void> => {
-      const shape = this.shape(path);
-      if (shape === 'ignore') return;
-      // A node whose data we do not read is known to exist from its parent's listing (the root aside), and
-      // from its own listing when it has children to list: no read for its existence alone.
-      const empty = { data: EMPTY, version: 0, mzxid: 0n };
-      // A lazy node is left unread unless we hold its data already (read, or our own write): that stays true.
-      const lazy = shape.data === 'lazy' && this.nodes.get(path)?.data === undefined;
-      const [node, children] = await Promise.all([
-        shape.data && !lazy
-          ? this.read(path)
-          : path !== root || shape.children
-            ? Promise.resolve(empty)
-            : this.bounded(() => this.registry.exists(path)).then((stat) => (stat ? empty : undefined)),
-        shape.children ? this.bounded(() => this.registry.getChildren(path)) : Promise.resolve([] as string[]),
-      ]);
-      // Gone meanwhile (either read says so): its deletion event follows.
-      if (!node || children === undefined) return;
-      snapshot.set(path, {
-        node: shape.data && !lazy ? node : { data: EMPTY, version: 0, mzxid: node.mzxid },
-        children,
-        ...(lazy ? { unread: true as const } : {}),
-      });
-      await Promise.all(children.map((child) => visit(`${path}/${child}`)));
-    };
-    await visit(root);
-    return snapshot;
   }
 
   private applySnapshot(snapshot: Map<string, SnapshotNode>): void {
