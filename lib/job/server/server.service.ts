@@ -49,12 +49,18 @@ export class ServerService {
 
   /** ElasticJob 3.0.5: delete `servers/{ip}` nodes with a value but no live instance. */
   async removeOfflineServers(): Promise<void> {
-    const online = new Set(this.ctx.storage.cached.children(this.ctx.paths.instances).map(serverIpOfInstance));
-    await Promise.all(
-      this.ctx.storage.cached
-        .children(this.ctx.paths.servers)
-        .filter((ip) => !online.has(ip) && (this.ctx.storage.cached.get(this.ctx.paths.server(ip)) ?? '').trim() !== '')
-        .map((ip) => this.ctx.storage.remove(this.ctx.paths.server(ip))),
-    );
+    const { storage, paths } = this.ctx;
+    const offline = (instanceIds: readonly string[]): string[] => {
+      const online = new Set(instanceIds.map(serverIpOfInstance));
+      return storage.cached
+        .children(paths.servers)
+        .filter((ip) => !online.has(ip) && (storage.cached.get(paths.server(ip)) ?? '').trim() !== '');
+    };
+    if (offline(storage.cached.children(paths.instances)).length === 0) return;
+    // A peer registering writes its server and instance nodes together; our cache may have applied the first and
+    // not yet the second (a cluster test saw a live peer's server node removed). Deleting asks ZooKeeper first.
+    const live = await storage.direct.children(paths.instances);
+    if (live === undefined) return;
+    await Promise.all(offline(live).map((ip) => storage.remove(paths.server(ip))));
   }
 }
