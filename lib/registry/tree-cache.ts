@@ -282,11 +282,12 @@ export class TreeCache {
     const own = event.type === 'NODE_CREATED' ? this.ownCreates?.get(path) : undefined;
     if (own) {
       this.forgetOwnCreate(path);
-      // Our create failed: someone else's made the node (peers setting a job up together). Read only what we read
-      // of a node anyway: a directory's creation says all there is (12 reads a job for every peer that lost).
-      const observed = own.created.then((ok) =>
-        ok || !shape.data ? { data: ok ? own.data : EMPTY, version: 0, mzxid: 0n } : this.read(path),
-      );
+      // When our create failed, someone else's made the node (peers setting a job up together): read only what we
+      // read of a node anyway; a directory's creation says all there is (12 reads a job for every peer that lost).
+      const observed = own.created.then((ok): Observed | Promise<Observed> => {
+        if (ok) return { data: own.data, version: 0, mzxid: 0n };
+        return shape.data ? this.read(path) : { data: EMPTY, version: 0, mzxid: 0n };
+      });
       void this.enqueueApply(path, observed);
     } else if (shape.data === 'lazy') {
       // Known to exist; its data is read when someone asks.

@@ -152,11 +152,9 @@ export class InstanceService {
   availableInstanceIds(): string[] {
     const { storage, paths } = this.ctx;
     return storage.cached.children(paths.instances).filter((id) => {
+      // Undefined while the node is unread.
       const value = storage.cached.get(paths.instance(id));
-      const serverIp =
-        value === undefined || storage.cached.isUnread(paths.instance(id))
-          ? serverIpOfInstance(id)
-          : this.serverIpOf(id, value);
+      const serverIp = value === undefined ? serverIpOfInstance(id) : this.serverIpOf(id, value);
       return this.servers.isEnableServer(serverIp);
     });
   }
@@ -170,7 +168,7 @@ export class InstanceService {
     const seen = new Set<string>();
     for (const id of this.ctx.storage.cached.children(this.ctx.paths.instances)) {
       const value = this.ctx.storage.cached.get(this.ctx.paths.instance(id));
-      if (value === undefined || this.ctx.storage.cached.isUnread(this.ctx.paths.instance(id))) continue;
+      if (value === undefined) continue; // unread
       seen.add(id);
       const serverIp = this.serverIpOf(id, value);
       if (this.servers.isEnableServer(serverIp)) result.push({ jobInstanceId: id, serverIp });

@@ -47,7 +47,7 @@ export class ShardingService {
   async setReshardingFlag(): Promise<void> {
     if (!(await this.leader.isLeaderUntilBlock())) return;
     // Set already: the resharding it asks for takes this change too (8 peers joining sent 7 creates a job that
-    // failed). A join that lands while we shard is flagged again after it (flagJoinedWhileSharding).
+    // failed). A join that lands while we shard is flagged again after it (flagMembershipChangedWhileSharding).
     if (this.isNeedSharding()) return;
     await this.ctx.storage.createOrKeep(this.ctx.paths.shardingNecessary);
   }
@@ -162,16 +162,19 @@ export class ShardingService {
       throw error;
     }
     await storage.cached.settled();
-    await this.flagJoinedWhileSharding(instances, config);
+    await this.flagMembershipChangedWhileSharding(instances, config);
   }
 
   /**
-   * A peer that joined while we sharded (after the instances were taken, before our transaction removed the flag)
-   * flagged nothing: the flag was still there, and went with our transaction (ElasticJob has the same gap). Our
-   * cache, settled after the transaction, lists every instance that joined before it: any not sharded over is
-   * flagged again, for the next firing.
+   * A peer that joined (or left, or whose server changed) while we sharded, after the instances were taken and before
+   * our transaction removed the flag, flagged nothing: the flag was still there, and went with our transaction
+   * (ElasticJob has the same gap). Our cache, settled after the transaction, shows every such change made before it:
+   * the available instances differing from those sharded over are flagged again, for the next firing.
    */
-  private async flagJoinedWhileSharding(sharded: readonly JobInstance[], config: JobConfiguration): Promise<void> {
+  private async flagMembershipChangedWhileSharding(
+    sharded: readonly JobInstance[],
+    config: JobConfiguration,
+  ): Promise<void> {
     if (config.staticSharding || !this.leader.isLeader()) return;
     const shardedIds = new Set(sharded.map((instance) => instance.jobInstanceId));
     const available = new Set(this.instances.availableInstanceIds());
