@@ -16,15 +16,12 @@ afterEach(async () => {
   for (const cleanup of cleanups.splice(0).reverse()) await cleanup();
 });
 
-function scheduler(registry: FakeRegistryCenter, pid = 1, overwrite = false): JobScheduler {
+function scheduler(registry: FakeRegistryCenter, pid = 1, overwrite = false, ip = '10.0.0.1'): JobScheduler {
   const config = resolveJobConfiguration({ jobName: 'job', cron: '0 0 0 1 1 *', shardingTotalCount: 2, overwrite });
   const job = new JobScheduler(
     { config, owner: 'Jobs.job', handler: async () => undefined },
     registry,
-    {
-      ip: '10.0.0.1',
-      pid,
-    },
+    { ip, pid },
     { waitTimeoutMs: 5_000, baseSleepTimeMs: 100, maxSleepTimeMs: 500, maxRetries: 3 },
   );
   cleanups.push(async () => {
@@ -53,6 +50,35 @@ function beforeOwnInstanceNode(registry: FakeRegistryCenter, before: () => Promi
     await once(args[0]);
     return create(...args);
   };
+}
+
+type PathCall = (path: string, ...rest: never[]) => Promise<unknown>;
+
+/** Records the path of each call of `method` that `wanted` accepts; the call goes on as before. */
+function pathsAskedOf(
+  registry: FakeRegistryCenter,
+  method: 'getData' | 'create' | 'createProtectedEphemeralSequential',
+  wanted: (path: string) => boolean = () => true,
+): string[] {
+  const asked: string[] = [];
+  const calls = registry as unknown as Record<typeof method, PathCall>;
+  const original = calls[method].bind(registry);
+  calls[method] = (path, ...rest) => {
+    if (wanted(path)) asked.push(path);
+    return original(path, ...rest);
+  };
+  return asked;
+}
+
+/** Records each transaction sent, its ops as `shown` writes them; the transaction goes on as before. */
+function transactionsSent(registry: FakeRegistryCenter, shown: (op: TransactionOp) => string | undefined): string[][] {
+  const sent: string[][] = [];
+  const transaction = registry.transaction.bind(registry);
+  registry.transaction = async (ops: readonly TransactionOp[]) => {
+    sent.push(ops.flatMap((op) => shown(op) ?? []));
+    return transaction(ops);
+  };
+  return sent;
 }
 
 describe('registration on the in-memory registry', () => {
@@ -99,12 +125,7 @@ describe('registration on the in-memory registry', () => {
     await peer.createWithParents(LEADER, Buffer.from('10.0.0.9@-@9'), 'EPHEMERAL');
     const registry = await zk.connect('ns');
     // Every peer starting at once used to queue in each job's latch only to find the leader there.
-    const latchEntries: string[] = [];
-    const enter = registry.createProtectedEphemeralSequential.bind(registry);
-    registry.createProtectedEphemeralSequential = async (...args) => {
-      latchEntries.push(args[0]);
-      return enter(...args);
-    };
+    const latchEntries = pathsAskedOf(registry, 'createProtectedEphemeralSequential');
     const job = scheduler(registry);
     await job.register();
     await zk.idle();
@@ -116,12 +137,7 @@ describe('registration on the in-memory registry', () => {
   it("elects a new job's leader in the transaction that releases the election latch", async () => {
     const zk = new FakeZookeeper();
     const registry = await zk.connect('ns');
-    const transactions: string[][] = [];
-    const transaction = registry.transaction.bind(registry);
-    registry.transaction = async (ops: readonly TransactionOp[]) => {
-      transactions.push(ops.map((op) => `${op.op} ${op.path.replace(/_c_.*$/, '_c_…')}`));
-      return transaction(ops);
-    };
+    const transactions = transactionsSent(registry, (op) => `${op.op} ${op.path.replace(/_c_.*$/, '_c_…')}`);
     const job = scheduler(registry);
     await job.register();
     await zk.idle();
@@ -153,12 +169,7 @@ describe('registration on the in-memory registry', () => {
   it("checks the job name's owner from the cache the registration reads the tree into", async () => {
     const zk = new FakeZookeeper();
     const registry = await zk.connect('ns');
-    const rootReads: string[] = [];
-    const getData = registry.getData.bind(registry);
-    registry.getData = async (...args: Parameters<FakeRegistryCenter['getData']>) => {
-      if (args[0] === '/job') rootReads.push(args[0]);
-      return getData(...args);
-    };
+    const rootReads = pathsAskedOf(registry, 'getData', (path) => path === '/job');
     const job = scheduler(registry);
     await job.checkConflict();
     await job.register();
@@ -169,14 +180,9 @@ describe('registration on the in-memory registry', () => {
   it("reads no peer's instance node when peers join: only the one sharding needs what they say", async () => {
     const zk = new FakeZookeeper();
     const registries = [await zk.connect('ns'), await zk.connect('ns'), await zk.connect('ns')];
-    const instanceReads = registries.map(() => [] as string[]);
-    registries.forEach((registry, index) => {
-      const getData = registry.getData.bind(registry);
-      registry.getData = async (...args: Parameters<FakeRegistryCenter['getData']>) => {
-        if (args[0].startsWith('/job/instances/')) instanceReads[index]!.push(args[0]);
-        return getData(...args);
-      };
-    });
+    const instanceReads = registries.map((registry) =>
+      pathsAskedOf(registry, 'getData', (path) => path.startsWith('/job/instances/')),
+    );
     // The leader first; then a peer that finds it in the tree; then one the others hear join.
     for (const [index, registry] of registries.entries()) {
       await scheduler(registry, index + 1).register();
@@ -188,15 +194,10 @@ describe('registration on the in-memory registry', () => {
   it('peers setting a new job up together: the one whose transaction failed reads no directory back', async () => {
     const zk = new FakeZookeeper();
     const registries = [await zk.connect('ns'), await zk.connect('ns')];
-    const directoryReads: string[] = [];
     const directories = new Set(['/job/servers', '/job/instances', '/job/sharding', '/job/leader', '/job/trigger']);
-    for (const registry of registries) {
-      const getData = registry.getData.bind(registry);
-      registry.getData = async (...args: Parameters<FakeRegistryCenter['getData']>) => {
-        if (directories.has(args[0])) directoryReads.push(args[0]);
-        return getData(...args);
-      };
-    }
+    const directoryReads = registries.map((registry) =>
+      pathsAskedOf(registry, 'getData', (path) => directories.has(path)),
+    );
     const setUps: boolean[] = [];
     for (const registry of registries) {
       const transaction = registry.transaction.bind(registry);
@@ -213,33 +214,21 @@ describe('registration on the in-memory registry', () => {
     }
     // Both elect (neither cache showed a leader): the loser's transaction fails on the leader node, and it sends
     // no plain create that would fail the same way.
-    const leaderCreates: string[] = [];
-    for (const registry of registries) {
-      const create = registry.create.bind(registry);
-      registry.create = async (...args: Parameters<FakeRegistryCenter['create']>) => {
-        if (args[0] === LEADER) leaderCreates.push(args[0]);
-        return create(...args);
-      };
-    }
+    const leaderCreates = registries.map((registry) => pathsAskedOf(registry, 'create', (path) => path === LEADER));
     const jobs = registries.map((registry, index) => scheduler(registry, index + 1));
     await Promise.all(jobs.map((job) => job.register()));
     await zk.idle();
     expect(jobs.filter((job) => job.status().isLeader)).toHaveLength(1);
-    expect(leaderCreates).toEqual([]);
+    expect(leaderCreates).toEqual([[], []]);
     expect(setUps.sort()).toEqual([false, true]);
     expect(jobs.every((job) => job.status().registered)).toBe(true);
-    expect(directoryReads).toEqual([]);
+    expect(directoryReads).toEqual([[], []]);
   });
 
   it("sets the resharding flag once for peers joining before the leader's next firing", async () => {
     const zk = new FakeZookeeper();
     const registries = [await zk.connect('ns'), await zk.connect('ns'), await zk.connect('ns')];
-    const flagCreates: string[] = [];
-    const create = registries[0]!.create.bind(registries[0]);
-    registries[0]!.create = async (...args: Parameters<FakeRegistryCenter['create']>) => {
-      if (args[0] === '/job/leader/sharding/necessary') flagCreates.push(args[0]);
-      return create(...args);
-    };
+    const flagCreates = pathsAskedOf(registries[0]!, 'create', (path) => path === '/job/leader/sharding/necessary');
     for (const [index, registry] of registries.entries()) {
       await scheduler(registry, index + 1).register();
       await zk.idle();
@@ -249,15 +238,24 @@ describe('registration on the in-memory registry', () => {
     expect(flagCreates).toEqual([]);
   });
 
+  it('joining while the resharding flag is set, writes its server and instance nodes as one transaction', async () => {
+    const zk = new FakeZookeeper();
+    const leaderRegistry = await zk.connect('ns');
+    await scheduler(leaderRegistry, 1).register();
+    await zk.idle();
+    expect(zk.get('/ns/job/leader/sharding/necessary')).toBeDefined();
+    const registry = await zk.connect('ns');
+    // Written one after the other, a peer registering between them would remove the server node as offline.
+    const transactions = transactionsSent(registry, (op) => (op.op === 'check' ? undefined : `${op.op} ${op.path}`));
+    await scheduler(registry, 2, false, '10.0.0.2').register();
+    await zk.idle();
+    expect(transactions).toContainEqual(['create /job/servers/10.0.0.2', 'create /job/instances/10.0.0.2@-@2']);
+  });
+
   it('writes a new instance as one transaction: server, instance and the resharding flag of its leader', async () => {
     const zk = new FakeZookeeper();
     const registry = await zk.connect('ns');
-    const transactions: string[][] = [];
-    const transaction = registry.transaction.bind(registry);
-    registry.transaction = async (ops: readonly TransactionOp[]) => {
-      transactions.push(ops.filter((op) => op.op !== 'check').map((op) => `${op.op} ${op.path}`));
-      return transaction(ops);
-    };
+    const transactions = transactionsSent(registry, (op) => (op.op === 'check' ? undefined : `${op.op} ${op.path}`));
     const job = scheduler(registry);
     await job.register();
     await zk.idle();

@@ -149,13 +149,14 @@ export class JobRegistration {
   private async announceNewInstance(): Promise<{ flagged: boolean } | undefined> {
     const { ctx, config, instances, leader } = this.services;
     const { storage, paths, ip, instanceId } = ctx;
-    const cached = [paths.server(ip), paths.instance(instanceId), paths.shardingNecessary];
-    if (cached.some((path) => storage.cached.has(path))) return undefined;
+    if (storage.cached.has(paths.server(ip)) || storage.cached.has(paths.instance(instanceId))) return undefined;
     const ops = [
       storage.createOp(paths.server(ip), config.load().disabled ? SERVER_DISABLED : SERVER_ENABLED),
       instances.createOp(),
     ];
-    const flagged = leader.isLeader();
+    // A flag already set (a peer joined first) is left as it is. The server and instance nodes still go together:
+    // written one after the other, a peer registering between them removed our server node as offline.
+    const flagged = leader.isLeader() && !storage.cached.has(paths.shardingNecessary);
     if (flagged) ops.push(storage.createOp(paths.shardingNecessary, ''));
     const session = ctx.connection.getSessionId();
     try {
