@@ -13,7 +13,13 @@ import { DEFAULT_EXECUTION_LOG_SIZE, ExecutionLog, MAX_EXECUTION_LOG_SIZE } from
 import { listenerHooks } from './listeners/job-listener-hooks.js';
 import type { ItemInterceptor } from './interfaces/item-interceptor.interface.js';
 import { ELASTIC_JOB_MODULE_OPTIONS } from './elastic-job.module-definition.js';
-import { describeError, JobConfigurationError, JobNotFoundError, RegistryError } from './errors/elastic-job.errors.js';
+import {
+  describeError,
+  JobConfigurationError,
+  JobConflictError,
+  JobNotFoundError,
+  RegistryError,
+} from './errors/elastic-job.errors.js';
 import type { ElasticJobModuleOptions, ZookeeperConfiguration } from './interfaces/module-options.interface.js';
 import { JobScheduler, type JobDefinition } from './job/scheduler/job-scheduler.js';
 import type { RegistryCenter } from './registry/registry-center.js';
@@ -168,18 +174,9 @@ export class ElasticJobOrchestrator implements OnApplicationBootstrap, OnModuleD
     const connected = await this.sessionStart;
     if (!connected) {
       // ZooKeeper trouble never stops the app: register as soon as it answers (subscribed, then looked: a
-      // connection made in between is not missed).
-      let registering = false;
-      const registerOnce = (): void => {
-        if (registering) return;
-        registering = true;
-        unsubscribe();
-        void this.registerAll().catch((error: unknown) =>
-          this.logger.error(`job registration failed: ${describeError(error)}`),
-        );
-      };
-      const unsubscribe = registry.onStateChange((change) => change.state === 'CONNECTED' && registerOnce());
-      if (registry.isConnected()) registerOnce();
+      // connection made in between is not missed), and again at the next connection if it went during the
+      // conflict check.
+      this.registerWhenConnected(registry);
       this.warnWithoutShutdownHooks(registry.settings.sessionTimeoutMilliseconds);
       return;
     }
@@ -191,6 +188,39 @@ export class ElasticJobOrchestrator implements OnApplicationBootstrap, OnModuleD
       throw error;
     }
     this.warnWithoutShutdownHooks(registry.settings.sessionTimeoutMilliseconds);
+  }
+
+  /**
+   * The registration of an app that bootstrapped without ZooKeeper: at the first connection, and at the next one
+   * while the conflict check could not finish. A conflict found now cannot fail the bootstrap: every job of the app
+   * is refused instead (they register together, as at bootstrap), its status saying why.
+   */
+  private registerWhenConnected(registry: ZookeeperRegistryCenter): void {
+    let registering = false;
+    const registerOnce = (): void => {
+      if (registering || this.shutDown) return;
+      registering = true;
+      unsubscribe();
+      void this.registerAll().catch((error: unknown) => {
+        if (error instanceof JobConflictError) this.refuseAll(error);
+        else {
+          this.logger.warn(`job registration waits for ZooKeeper again: ${describeError(error)}`);
+          this.registerWhenConnected(registry);
+        }
+      });
+    };
+    const unsubscribe = registry.onStateChange((change) => change.state === 'CONNECTED' && registerOnce());
+    if (registry.isConnected()) registerOnce();
+  }
+
+  private refuseAll(conflict: JobConflictError): void {
+    const others = `not registered: job '${conflict.jobName}' of this app conflicts (an app's jobs register together)`;
+    for (const scheduler of this.schedulers.values())
+      scheduler.refuse(scheduler.jobName === conflict.jobName ? conflict : others);
+    this.logger.error(
+      `no job of this app is scheduled: ${describeError(conflict)} Then restart the app; ` +
+        `the jobs' statuses say so until then (health.registration 'failed').`,
+    );
   }
 
   /**

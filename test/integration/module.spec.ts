@@ -478,4 +478,62 @@ describe('ElasticJobModule in one process against a real ZooKeeper', () => {
       'registration after ZooKeeper came back',
     );
   });
+
+  it('refuses every job, saying why, when the conflict is found after ZooKeeper came back late', async () => {
+    @Injectable()
+    class LateJobs {
+      @ShardedJob({ jobName: 'owned-elsewhere', cron: '* * * * * *', shardingTotalCount: 1 })
+      run(): void {}
+      @ShardedJob({ jobName: 'innocent', cron: '* * * * * *', shardingTotalCount: 1 })
+      other(): void {}
+    }
+    const namespace = uniqueNamespace('late-conflict');
+    const zk = await startRegistry({ namespace });
+    closers.push(() => zk.close());
+    await zk.createWithParents('/owned-elsewhere', Buffer.from('com.example.LegacyJob'), 'PERSISTENT');
+    const { TcpProxy } = await import('../../tools/zookeeper/tcp-proxy.js');
+    const [host, port] = zkConnect().split(',')[0]!.split(':');
+    const proxy = new TcpProxy(Number(port), host);
+    await proxy.start();
+    closers.push(() => proxy.stop());
+    proxy.cut();
+    @Module({
+      imports: [
+        ElasticJobModule.forRoot({
+          zookeeper: {
+            serverLists: proxy.connectString,
+            namespace,
+            sessionTimeoutMilliseconds: 4000,
+            connectionTimeoutMilliseconds: 500,
+          },
+        }),
+      ],
+      providers: [LateJobs],
+    })
+    class AppModule {}
+    const moduleRef = await Test.createTestingModule({ imports: [AppModule] }).compile();
+    await moduleRef.init(); // ZooKeeper unreachable: the app is up
+    closers.push(() => moduleRef.close());
+    const registry = moduleRef.get(ElasticJobRegistry);
+    proxy.restore();
+    const health = (jobName: string) => registry.getJobStatus(jobName).health;
+    await eventually(
+      () => [health('owned-elsewhere').registration, health('innocent').registration],
+      (states) => states.every((state) => state === 'failed'),
+      20_000,
+      'both jobs refused',
+    );
+    expect(health('owned-elsewhere').lastError).toMatch(/com\.example\.LegacyJob.*LateJobs\.run/);
+    expect(health('innocent').lastError).toMatch(/owned-elsewhere.*conflicts/);
+    expect(registry.getJobStatus('innocent').registered).toBe(false);
+    // Nothing written, and the caches the check started are closed: a change in a job's tree is heard by nobody.
+    expect(await zk.exists('/innocent')).toBeUndefined();
+    const heard = registry.getZookeeperStats().watchEvents;
+    await zk.createWithParents('/owned-elsewhere/config', Buffer.from('x'), 'PERSISTENT');
+    await zk.createWithParents('/innocent/config', Buffer.from('x'), 'PERSISTENT');
+    // A read on the app's own session after them: ZooKeeper answers it after any notification of theirs.
+    const { ElasticJobOrchestrator } = await import('../../lib/elastic-job.orchestrator.js');
+    expect(await moduleRef.get(ElasticJobOrchestrator).registryCenter?.exists('/innocent/config')).toBeDefined();
+    expect(registry.getZookeeperStats().watchEvents).toBe(heard);
+  });
 });

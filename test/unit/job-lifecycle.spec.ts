@@ -33,6 +33,7 @@ const register: JobLifecycleEvent = { type: 'register' };
 const transient: JobLifecycleEvent = { type: 'registration-failed', error: fault, permanent: false };
 const permanent: JobLifecycleEvent = { type: 'registration-failed', error: new Error('conflict'), permanent: true };
 const done: JobLifecycleEvent = { type: 'registered' };
+const refused: JobLifecycleEvent = { type: 'refused', error: new Error('conflict') };
 const rejoinFailed: JobLifecycleEvent = { type: 're-registration-failed', error: fault };
 const rejoined: JobLifecycleEvent = { type: 're-registered' };
 const appStop: JobLifecycleEvent = { type: 'stop', by: 'application', reason: 'the application shut down' };
@@ -45,6 +46,9 @@ describe('a job lifecycle', () => {
     ['register twice', registering, register, registering],
     ['a transient failure keeps registering, since kept', registering, transient, retryingRegistration],
     ['a permanent failure', retryingRegistration, permanent, failed],
+    ['refused before registering (a conflict found late)', latent, refused, failed],
+    ['refused while registering: not a refusal', registering, refused, registering],
+    ['refused after a stop: stays stopped', stoppedByApp, refused, stoppedByApp],
     ['registered', retryingRegistration, done, { kind: 'registered', since: T1 }],
     ['registered after a stop: stays stopped', stoppedByApp, done, stoppedByApp],
     [

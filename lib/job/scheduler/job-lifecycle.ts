@@ -46,6 +46,8 @@ export type JobLifecycle =
 export type JobLifecycleEvent =
   | { readonly type: 'register' }
   | { readonly type: 'registration-failed'; readonly error: unknown; readonly permanent: boolean }
+  /** Refused before registering: a conflict found once a late connection came (nothing of it was written). */
+  | { readonly type: 'refused'; readonly error: unknown }
   | { readonly type: 'registered' }
   | { readonly type: 're-registration-failed'; readonly error: unknown }
   | { readonly type: 're-registered' }
@@ -65,6 +67,8 @@ export function nextLifecycle(state: JobLifecycle, event: JobLifecycleEvent, now
       return event.permanent
         ? { kind: 'failed', since: now, lastError: describeError(event.error) }
         : { kind: 'registering', since: state.since, lastError: describeError(event.error) };
+    case 'refused':
+      return state.kind === 'latent' ? { kind: 'failed', since: now, lastError: describeError(event.error) } : state;
     case 'registered':
       return state.kind === 'registering' ? { kind: 'registered', since: now } : state;
     case 're-registration-failed':

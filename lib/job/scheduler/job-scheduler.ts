@@ -133,6 +133,16 @@ export class JobScheduler {
   }
 
   /**
+   * Not to be registered: the app's conflict check failed after bootstrap (ZooKeeper answered late), for this job or
+   * another of the app's (they register together, as at bootstrap). Its status says why (`health.registration`
+   * `failed`), and the cache the check started is closed. Nothing of it was written; only a restart registers it.
+   */
+  refuse(error: unknown): void {
+    if (this.lifecycle.move({ type: 'refused', error }).kind !== 'failed') return;
+    this.ctx.storage.closeCache();
+  }
+
+  /**
    * The app's stop of this job (its shutdown, or `removeJob`), docs/SPEC.md §3: the trigger stops; running items
    * are waited for up to `timeoutMs` (then their signal is aborted); our running markers, the leader node (a peer
    * takes over at once) and our instance node are removed.
