@@ -1,4 +1,5 @@
 import { afterEach, describe, expect, it } from 'vitest';
+import { registryErrorCode } from '../../lib/errors/elastic-job.errors.js';
 import { LeaderLatch, sortLatchChildren } from '../../lib/registry/leader-latch.js';
 import { CURATOR_RECIPES_JAR, ZOOKEEPER_JAR } from '../../lib/devtools/local-zookeeper.js';
 import { LineProcess } from '../support/line-process.js';
@@ -70,6 +71,41 @@ describe('LeaderLatch', () => {
     );
     for (const latch of rest) await latch.close();
     expect(await registry.getChildren('/job/leader/election/latch')).toEqual([]);
+  });
+
+  it('closeWith(): the leader write and the latch release are one transaction, all or nothing', async () => {
+    const registry = await startRegistry();
+    cleanups.push(() => registry.close());
+    const latchPath = '/job/leader/election/latch';
+    const leaderPath = '/job/leader/election/instance';
+    const first = new LeaderLatch(registry, latchPath, 'first');
+    const second = new LeaderLatch(registry, latchPath, 'second');
+    await first.start();
+    expect(await first.await(5000)).toBe(true);
+    await second.start();
+    const firstNode = first.nodePath!;
+    // One request: the leader node made and the latch released together.
+    const writesBefore = registry.stats.writes;
+    await first.closeWith([{ op: 'create', path: leaderPath, data: Buffer.from('first'), mode: 'EPHEMERAL' }]);
+    expect(registry.stats.writes - writesBefore).toBe(1);
+    expect(await registry.exists(firstNode)).toBeUndefined();
+    expect((await registry.getData(leaderPath))?.data.toString()).toBe('first');
+    expect(first.hasLeadership()).toBe(false);
+    expect(await second.await(5000)).toBe(true);
+    // A transaction failing on NODE_EXISTS changes nothing: the op before it is not applied, the latch stays held.
+    const secondNode = second.nodePath!;
+    const refused = await second
+      .closeWith([
+        { op: 'create', path: '/job/leader/election/other', data: Buffer.from(''), mode: 'EPHEMERAL' },
+        { op: 'create', path: leaderPath, data: Buffer.from('second'), mode: 'EPHEMERAL' },
+      ])
+      .catch((error: unknown) => error);
+    expect(registryErrorCode(refused)).toBe('NODE_EXISTS');
+    expect(await registry.exists('/job/leader/election/other')).toBeUndefined();
+    expect(await registry.exists(secondNode)).toBeDefined();
+    expect(second.hasLeadership()).toBe(true);
+    await second.close();
+    expect(await registry.getChildren(latchPath)).toEqual([]);
   });
 
   it('await() is bounded', async () => {

@@ -1,0 +1,74 @@
+import 'reflect-metadata';
+import { Injectable, Module } from '@nestjs/common';
+import { Test, type TestingModule } from '@nestjs/testing';
+import { afterEach, describe, expect, it } from 'vitest';
+import { ElasticJobModule, ElasticJobRegistry, ShardedJob } from '../../lib/index.js';
+import { startRegistry, uniqueNamespace, zkConnect } from '../support/zk.js';
+
+/**
+ * What a peer joining a running job writes, on a real ZooKeeper (issue 32, docs/benchmarks.md "Issue 32"): no
+ * election latch node while a leader is in place, and its server and instance nodes in one transaction even when
+ * the resharding flag is already set (written apart, a peer registering between them removed the server node).
+ */
+
+const closers: Array<() => Promise<unknown>> = [];
+afterEach(async () => {
+  while (closers.length) await closers.pop()?.();
+});
+
+@Injectable()
+class NightlyJob {
+  // Fires on January 1st only: the resharding flag set at the first registration stays until a firing.
+  @ShardedJob({ jobName: 'nightly', cron: '0 0 0 1 1 ?', shardingTotalCount: 2 })
+  run(): void {}
+}
+
+/** One app of the cluster; instances in one process differ by the IP they are given. */
+async function boot(namespace: string, ip: string): Promise<TestingModule> {
+  @Module({
+    imports: [
+      ElasticJobModule.forRoot({
+        zookeeper: { serverLists: zkConnect(), namespace, sessionTimeoutMilliseconds: 4000 },
+        instance: { ip },
+        shutdownTimeoutMilliseconds: 5000,
+      }),
+    ],
+    providers: [NightlyJob],
+  })
+  class AppModule {}
+  const moduleRef = await Test.createTestingModule({ imports: [AppModule] }).compile();
+  await moduleRef.init();
+  closers.push(() => moduleRef.close());
+  return moduleRef;
+}
+
+describe('a peer joining a running job', () => {
+  it('enters no election latch while a leader is in place, and writes its server and instance nodes together', async () => {
+    const namespace = uniqueNamespace('join');
+    const zk = await startRegistry({ namespace });
+    closers.push(() => zk.close());
+    const first = await boot(namespace, '10.0.0.1');
+    const firstId = first.get(ElasticJobRegistry).getJobStatus('nightly').instanceId;
+    expect((await zk.getData('/nightly/leader/election/instance'))?.data.toString()).toBe(firstId);
+    expect(await zk.exists('/nightly/leader/sharding/necessary')).toBeDefined();
+
+    const latchNodes: string[] = [];
+    await zk.addPersistentRecursiveWatch('/nightly/leader/election/latch', (event) => {
+      if (event.type === 'NODE_CREATED') latchNodes.push(event.path);
+    });
+    const second = await boot(namespace, '10.0.0.2');
+    const secondId = second.get(ElasticJobRegistry).getJobStatus('nightly').instanceId;
+    expect(second.get(ElasticJobRegistry).getJobStatus('nightly').registered).toBe(true);
+
+    const server = await zk.exists('/nightly/servers/10.0.0.2');
+    const instance = await zk.exists(`/nightly/instances/${secondId}`);
+    expect(server).toBeDefined();
+    expect(instance).toBeDefined();
+    // Created by one transaction: one zxid for both.
+    expect(server!.mzxid).toBe(instance!.mzxid);
+    // A write of the test's session after the join: its answer comes after any latch notification of the join.
+    await zk.create('/barrier', Buffer.from(''));
+    expect(latchNodes).toEqual([]);
+    expect((await zk.getData('/nightly/leader/election/instance'))?.data.toString()).toBe(firstId);
+  });
+});
