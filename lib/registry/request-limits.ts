@@ -144,3 +144,25 @@ export async function mapBoundedWhile<T, R>(
     }),
   );
 }
+
+/**
+ * At most `limit` calls in flight; the others wait their turn, in order (a cache reading a tree of thousands of
+ * items reads a bounded number at a time).
+ */
+export class RequestSlots {
+  private inFlight = 0;
+  private readonly waiting: Array<() => void> = [];
+
+  constructor(private readonly limit: number) {}
+
+  async run<T>(call: () => Promise<T>): Promise<T> {
+    if (this.inFlight >= this.limit) await new Promise<void>((resolve) => this.waiting.push(resolve));
+    this.inFlight++;
+    try {
+      return await call();
+    } finally {
+      this.inFlight--;
+      this.waiting.shift()?.();
+    }
+  }
+}

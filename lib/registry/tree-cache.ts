@@ -2,8 +2,9 @@ import { Logger } from '@nestjs/common';
 import { describeError, isConnectionTrouble, registryErrorCode } from '../errors/elastic-job.errors.js';
 import type { RegistryCenter } from './registry-center.js';
 import type { ConnectionStateChange, WatchEvent } from './registry.types.js';
-import { MAX_CONCURRENT_REQUESTS } from './request-limits.js';
+import { MAX_CONCURRENT_REQUESTS, RequestSlots } from './request-limits.js';
 import { intern } from '../util/intern.js';
+import { settlesWithin } from '../util/deferred.js';
 import { type CachedNode, withChild, withoutChild } from './cached-node.js';
 import { EMPTY, type Observed, readSubtree, type SnapshotNode } from './tree-snapshot.js';
 
@@ -60,11 +61,8 @@ export class TreeCache {
   private lifecycle: Lifecycle = 'LATENT';
   private unsubscribe: (() => void) | undefined;
   private readonly watcher = (event: WatchEvent): void => this.onWatch(event);
-  /**
-   * Reads in flight, and those waiting for a slot: a tree of many thousand items is read a bounded number at a time.
-   */
-  private readsInFlight = 0;
-  private readonly readSlots: Array<() => void> = [];
+  /** A tree of many thousand items is read a bounded number of nodes at a time. */
+  private readonly readSlots = new RequestSlots(MAX_CONCURRENT_READS);
 
   constructor(
     private readonly registry: RegistryCenter,
@@ -116,13 +114,7 @@ export class TreeCache {
     if (this.lifecycle === 'CLOSED') return;
     const resync = this.resync;
     const done = (resync ? resync.catch(() => undefined) : Promise.resolve()).then(() => this.tail);
-    let timer: NodeJS.Timeout | undefined;
-    const timedOut = new Promise<'timeout'>((resolve) => {
-      timer = setTimeout(() => resolve('timeout'), timeoutMs);
-    });
-    const outcome = await Promise.race([done, timedOut]);
-    clearTimeout(timer);
-    if (outcome === 'timeout')
+    if (!(await settlesWithin(done, timeoutMs)))
       this.logger.warn(`reads still outstanding after ${timeoutMs} ms; going on with what the cache has`);
   }
 
@@ -208,7 +200,7 @@ export class TreeCache {
     this.synced = false;
     void this.startResync().catch((error: unknown) => {
       // More connection trouble: the next reconnection tries again.
-      if (!isConnectionTrouble(error)) this.logger.warn(`could not re-sync ${this.root}: ${describe(error)}`);
+      if (!isConnectionTrouble(error)) this.logger.warn(`could not re-sync ${this.root}: ${describeError(error)}`);
     });
   }
 
@@ -318,7 +310,7 @@ export class TreeCache {
         node = await observed;
       } catch (error) {
         // A read lost to connection trouble: the re-sync after reconnection reads everything again.
-        if (!isConnectionTrouble(error)) this.logger.warn(`could not read ${path}: ${describe(error)}`);
+        if (!isConnectionTrouble(error)) this.logger.warn(`could not read ${path}: ${describeError(error)}`);
         node = 'unknown';
       }
       if (node === undefined)
@@ -365,15 +357,8 @@ export class TreeCache {
     return node && { data: node.data, version: node.stat.version, mzxid: node.stat.mzxid };
   }
 
-  private async bounded<T>(read: () => Promise<T>): Promise<T> {
-    if (this.readsInFlight >= MAX_CONCURRENT_READS) await new Promise<void>((resolve) => this.readSlots.push(resolve));
-    this.readsInFlight++;
-    try {
-      return await read();
-    } finally {
-      this.readsInFlight--;
-      this.readSlots.shift()?.();
-    }
+  private bounded<T>(read: () => Promise<T>): Promise<T> {
+    return this.readSlots.run(read);
   }
 
   private applyNode(path: string, node: NonNullable<Observed>, fromSnapshot: boolean): void {
@@ -419,8 +404,4 @@ export class TreeCache {
       }
     }
   }
-}
-
-function describe(error: unknown): string {
-  return describeError(error);
 }

@@ -12,6 +12,19 @@ export function delay(ms: number, signal?: AbortSignal): Promise<void> {
   });
 }
 
+/** Whether `work` settles (either way) within `ms`; the timer is cleared at once either way. Never rejects. */
+export async function settlesWithin(work: Promise<unknown>, ms: number): Promise<boolean> {
+  let timer: NodeJS.Timeout | undefined;
+  const timedOut = new Promise<false>((resolve) => {
+    timer = setTimeout(() => resolve(false), ms);
+  });
+  const settled = work.then(
+    () => true,
+    () => true,
+  );
+  return Promise.race([settled, timedOut]).finally(() => clearTimeout(timer));
+}
+
 /** Exponential backoff with full jitter, as Curator's ExponentialBackoffRetry: base * 2^attempt, capped. */
 export function backoffMs(attempt: number, baseMs: number, maxMs: number): number {
   const ceiling = Math.min(maxMs, baseMs * 2 ** Math.min(attempt, 20));

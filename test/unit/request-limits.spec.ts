@@ -6,7 +6,9 @@ import {
   MULTI_BATCH_OPS,
   multiBatches,
   multiOpBytes,
+  RequestSlots,
 } from '../../lib/registry/request-limits.js';
+import { settlesWithin } from '../../lib/util/deferred.js';
 import { MultiRequest } from '../../lib/registry/multi-request.js';
 import { resolveJobConfiguration } from '../../lib/job/config/job-configuration.validator.js';
 
@@ -66,6 +68,34 @@ describe('multi requests within the request limit', () => {
       expect(batch.reduce((sum, op) => sum + multiOpBytes(op, 31), 0)).toBeLessThanOrEqual(MULTI_BATCH_BYTES);
     expect(multiBatches([create(1, 900_000)], 31)).toHaveLength(1); // larger than a batch: alone
     expect(multiBatches([], 31)).toEqual([]);
+  });
+
+  it('RequestSlots keeps at most `limit` calls in flight, starts the others in order, and frees a failed slot', async () => {
+    const slots = new RequestSlots(2);
+    let inFlight = 0;
+    let most = 0;
+    const started: number[] = [];
+    const calls = Array.from({ length: 8 }, (_, i) =>
+      slots.run(async () => {
+        started.push(i);
+        most = Math.max(most, ++inFlight);
+        await new Promise((resolve) => setTimeout(resolve, 1 + (i % 3)));
+        inFlight--;
+        if (i === 1) throw new Error('refused');
+        return i;
+      }),
+    );
+    const outcomes = await Promise.allSettled(calls);
+    expect(most).toBe(2);
+    expect(started).toEqual([0, 1, 2, 3, 4, 5, 6, 7]);
+    expect(outcomes.filter((outcome) => outcome.status === 'rejected')).toHaveLength(1);
+    expect(await slots.run(() => Promise.resolve('free'))).toBe('free');
+  });
+
+  it('settlesWithin: true when the work settles either way in time, false when it does not', async () => {
+    expect(await settlesWithin(Promise.resolve(1), 1000)).toBe(true);
+    expect(await settlesWithin(Promise.reject(new Error('no')), 1000)).toBe(true);
+    expect(await settlesWithin(new Promise(() => undefined), 5)).toBe(false);
   });
 
   it('mapBounded keeps at most `limit` tasks in flight, returns results in order, and starts nothing after a failure', async () => {
