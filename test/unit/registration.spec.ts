@@ -16,8 +16,20 @@ afterEach(async () => {
   for (const cleanup of cleanups.splice(0).reverse()) await cleanup();
 });
 
-function scheduler(registry: FakeRegistryCenter, pid = 1, overwrite = false, ip = '10.0.0.1'): JobScheduler {
-  const config = resolveJobConfiguration({ jobName: 'job', cron: '0 0 0 1 1 *', shardingTotalCount: 2, overwrite });
+function scheduler(
+  registry: FakeRegistryCenter,
+  pid = 1,
+  overwrite = false,
+  ip = '10.0.0.1',
+  staticSharding = false,
+): JobScheduler {
+  const config = resolveJobConfiguration({
+    jobName: 'job',
+    cron: '0 0 0 1 1 *',
+    shardingTotalCount: 2,
+    overwrite,
+    staticSharding,
+  });
   const job = new JobScheduler(
     { config, owner: 'Jobs.job', handler: async () => undefined },
     registry,
@@ -98,6 +110,23 @@ describe('registration on the in-memory registry', () => {
     expect(job.status().registered).toBe(true);
     expect(job.status().isLeader).toBe(true);
     expect((await registry.getData(LEADER))?.data.toString()).toBe('10.0.0.1@-@1');
+  });
+
+  it('a statically sharded job too ends with a leader when the leader goes during the registration', async () => {
+    const zk = new FakeZookeeper();
+    const peer = await zk.connect('ns');
+    cleanups.push(() => peer.close());
+    await peer.createWithParents(LEADER, Buffer.from('10.0.0.9@-@9'), 'EPHEMERAL');
+    // Sharded once already: a static job is not resharded, so no resharding flag elects a leader on the way.
+    await peer.createWithParents('/job/sharding/0/instance', Buffer.from('10.0.0.9@-@9'), 'PERSISTENT');
+    await peer.createWithParents('/job/sharding/1/instance', Buffer.from('10.0.0.9@-@9'), 'PERSISTENT');
+    const registry = await zk.connect('ns');
+    beforeOwnInstanceNode(registry, () => peer.remove(LEADER));
+    const job = scheduler(registry, 1, false, '10.0.0.1', true);
+    await job.register();
+    for (let turn = 0; turn < 50 && !job.status().isLeader; turn++) await zk.idle();
+    expect(job.status().registered).toBe(true);
+    expect(job.status().isLeader).toBe(true);
   });
 
   it('does not rewrite, with overwrite, the root and config nodes a peer starting at the same moment wrote alike', async () => {

@@ -46,8 +46,11 @@ export class ShardingReactions implements ClusterChangeHandler {
     const regained = this.leadershipsWhileRegistering > 1;
     this.registering = false;
     this.leadershipsWhileRegistering = 0;
-    if ((!this.leader.hasLeader() || regained) && !this.sharding.isStaticallySharded(this.config.load()))
+    const leaderless = !this.leader.hasLeader();
+    if ((leaderless || regained) && !this.sharding.isStaticallySharded(this.config.load()))
       runReaction(this.ctx, 'resharding flag', () => this.sharding.setReshardingFlag());
+    // A static job is not resharded, so no flag elects for it: elect as the registration would have.
+    else if (leaderless) runReaction(this.ctx, 'leader election', () => this.leader.electLeader());
   }
 
   onChange(event: TreeEvent): void {
