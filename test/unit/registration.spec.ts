@@ -69,7 +69,7 @@ type PathCall = (path: string, ...rest: never[]) => Promise<unknown>;
 /** Records the path of each call of `method` that `wanted` accepts; the call goes on as before. */
 function pathsAskedOf(
   registry: FakeRegistryCenter,
-  method: 'getData' | 'create' | 'createProtectedEphemeralSequential',
+  method: 'getData' | 'create' | 'createContainer' | 'createProtectedEphemeralSequential',
   wanted: (path: string) => boolean = () => true,
 ): string[] {
   const asked: string[] = [];
@@ -163,36 +163,49 @@ describe('registration on the in-memory registry', () => {
     expect(latchEntries).toEqual([]);
   });
 
-  it("elects a new job's leader in the transaction that releases the election latch", async () => {
+  it("elects a new job's leader with one create, making no latch node nor container", async () => {
     const zk = new FakeZookeeper();
     const registry = await zk.connect('ns');
-    const transactions = transactionsSent(registry, (op) => `${op.op} ${op.path.replace(/_c_.*$/, '_c_…')}`);
+    const leaderCreates = pathsAskedOf(registry, 'create', (path) => path === LEADER);
+    const latchEntries = pathsAskedOf(registry, 'createProtectedEphemeralSequential');
+    const containers = pathsAskedOf(registry, 'createContainer');
     const job = scheduler(registry);
     await job.register();
     await zk.idle();
     expect(job.status().isLeader).toBe(true);
-    expect(transactions).toContainEqual([`create ${LEADER}`, 'remove /job/leader/election/latch/_c_…']);
-    expect(await registry.getChildren('/job/leader/election/latch')).toEqual([]);
+    expect(leaderCreates).toEqual([LEADER]);
+    expect(latchEntries).toEqual([]);
+    expect(containers).toEqual([]);
+    expect(await registry.exists('/job/leader/election/latch')).toBeUndefined();
   });
 
-  it('releases the election latch when a peer took the leadership just before this instance held it', async () => {
+  it('queues in the election latch behind a participant there, and releases it when that one led first', async () => {
     const zk = new FakeZookeeper();
     const peer = await zk.connect('ns');
     cleanups.push(() => peer.close());
+    // A Java ElasticJob peer electing: its node in the latch, as Curator names it.
+    const latch = '/job/leader/election/latch';
+    await peer.createWithParents(latch, Buffer.from(''), 'PERSISTENT');
+    const peerNode = await peer.createProtectedEphemeralSequential(latch, 'latch-', Buffer.from(''), Date.now() + 5000);
     const registry = await zk.connect('ns');
-    // A peer (a Java one, or ours on a cache that had not heard of us) creates the leader node while we queue.
+    // Once we queue behind it, it takes the leadership and leaves the latch: we hold it to find a leader there.
     const enter = registry.createProtectedEphemeralSequential.bind(registry);
+    const latchEntries: string[] = [];
     registry.createProtectedEphemeralSequential = async (...args) => {
+      const ours = await enter(...args);
+      latchEntries.push(ours);
       await peer.createWithParents(LEADER, Buffer.from('10.0.0.9@-@9'), 'EPHEMERAL');
-      return enter(...args);
+      await peer.remove(peerNode);
+      return ours;
     };
     const job = scheduler(registry);
     await job.register();
     await zk.idle();
+    expect(latchEntries).toHaveLength(1);
     expect(job.status().registered).toBe(true);
     expect(job.status().isLeader).toBe(false);
     expect((await registry.getData(LEADER))?.data.toString()).toBe('10.0.0.9@-@9');
-    expect(await registry.getChildren('/job/leader/election/latch')).toEqual([]);
+    expect(await registry.getChildren(latch)).toEqual([]);
   });
 
   it("checks the job name's owner from the cache the registration reads the tree into", async () => {
@@ -241,14 +254,13 @@ describe('registration on the in-memory registry', () => {
         );
       };
     }
-    // Both elect (neither cache showed a leader): the loser's transaction fails on the leader node, and it sends
-    // no plain create that would fail the same way.
+    // Both race for the leader node (neither cache showed a leader): one create each, the loser's NODE_EXISTS.
     const leaderCreates = registries.map((registry) => pathsAskedOf(registry, 'create', (path) => path === LEADER));
     const jobs = registries.map((registry, index) => scheduler(registry, index + 1));
     await Promise.all(jobs.map((job) => job.register()));
     await zk.idle();
     expect(jobs.filter((job) => job.status().isLeader)).toHaveLength(1);
-    expect(leaderCreates).toEqual([[], []]);
+    expect(leaderCreates).toEqual([[LEADER], [LEADER]]);
     expect(setUps.sort()).toEqual([false, true]);
     expect(jobs.every((job) => job.status().registered)).toBe(true);
     expect(directoryReads).toEqual([[], []]);

@@ -38,22 +38,27 @@ export class LeaderService {
   }
 
   /**
-   * The leader node was deleted: race for it (see the class comment), or elect through the latch if anyone is queued in
-   * it.
+   * An election nobody is likely to be queued for: a registration that found no leader, or the leader node just
+   * deleted. Race for the node (see the class comment), or elect through the latch if anyone is queued in it.
    */
-  electAfterLeaderLeft(): Promise<void> {
+  electByRace(occasion = ''): Promise<void> {
     const { storage, paths } = this.ctx;
     if (this.electing || storage.cached.children(paths.leaderElectionLatch).length > 0) return this.electLeader();
-    this.electing = this.raceForLeadership().finally(() => {
+    this.electing = this.raceForLeadership(occasion).finally(() => {
       this.electing = undefined;
     });
     return this.electing;
   }
 
-  private async raceForLeadership(): Promise<void> {
+  /** The leader node was deleted: race for it, or queue behind whoever is in the latch. */
+  electAfterLeaderLeft(): Promise<void> {
+    return this.electByRace(" on the previous leader's departure");
+  }
+
+  private async raceForLeadership(occasion: string): Promise<void> {
     const { storage, paths, instanceId } = this.ctx;
     if (await storage.createEphemeral(paths.leaderElectionInstance, instanceId)) {
-      this.ctx.logger.log(`elected leader (${instanceId}) on the previous leader's departure`);
+      this.ctx.logger.log(`elected leader (${instanceId})${occasion}`);
     }
     await storage.cached.settled();
   }

@@ -89,9 +89,11 @@ export class JobRegistration {
         reactions.start({ registering: true });
         // ElasticJob enters the election latch only to find, inside it, whether someone leads; the cache (read after
         // our watch was in place) already says so. Entering anyway queued every starting peer behind the others in
-        // each job's latch, a chain of round trips that staggered their joins by seconds. A leader that leaves
-        // meanwhile is elected again by registered() below.
-        if (!leader.hasLeader()) await leader.electLeader();
+        // each job's latch, a chain of round trips that staggered their joins by seconds. With no leader, peers
+        // race for the node with one create each, unless someone is queued in the latch (a Java ElasticJob peer):
+        // a new job's latch container and node, five requests and four watch events, are not made at all. A leader
+        // that leaves meanwhile is elected again by registered() below.
+        if (!leader.hasLeader()) await leader.electByRace();
         const announced = await this.announceNewInstance();
         if (announced === undefined) {
           await servers.persistOnline(!config.load().disabled);
