@@ -15,6 +15,7 @@ import type { ItemInterceptor } from './interfaces/item-interceptor.interface.js
 import { ELASTIC_JOB_MODULE_OPTIONS } from './elastic-job.module-definition.js';
 import {
   describeError,
+  isConnectionTrouble,
   JobConfigurationError,
   JobConflictError,
   JobNotFoundError,
@@ -191,9 +192,10 @@ export class ElasticJobOrchestrator implements OnApplicationBootstrap, OnModuleD
   }
 
   /**
-   * The registration of an app that bootstrapped without ZooKeeper: at the first connection, and at the next one
-   * while the conflict check could not finish. A conflict found now cannot fail the bootstrap: every job of the app
-   * is refused instead (they register together, as at bootstrap), its status saying why.
+   * The registration of an app that bootstrapped without ZooKeeper: at the first connection, and again at the next
+   * one (same session or a new one) when the connection went during the conflict check. What no retry can mend (a
+   * conflict, a server refusing the watch or our credentials) cannot fail the bootstrap any more: the app's jobs
+   * are refused instead (they register together, as at bootstrap), each status saying why.
    */
   private registerWhenConnected(registry: ZookeeperRegistryCenter): void {
     let registering = false;
@@ -202,23 +204,29 @@ export class ElasticJobOrchestrator implements OnApplicationBootstrap, OnModuleD
       registering = true;
       unsubscribe();
       void this.registerAll().catch((error: unknown) => {
-        if (error instanceof JobConflictError) this.refuseAll(error);
-        else {
-          this.logger.warn(`job registration waits for ZooKeeper again: ${describeError(error)}`);
-          this.registerWhenConnected(registry);
-        }
+        if (this.shutDown) return;
+        if (!isConnectionTrouble(error)) return this.refuseAll(error);
+        this.logger.warn(`job registration waits for ZooKeeper again: ${describeError(error)}`);
+        this.registerWhenConnected(registry);
       });
     };
-    const unsubscribe = registry.onStateChange((change) => change.state === 'CONNECTED' && registerOnce());
+    const unsubscribe = registry.onStateChange(
+      (change) => (change.state === 'CONNECTED' || change.state === 'RECONNECTED') && registerOnce(),
+    );
     if (registry.isConnected()) registerOnce();
   }
 
-  private refuseAll(conflict: JobConflictError): void {
-    const others = `not registered: job '${conflict.jobName}' of this app conflicts (an app's jobs register together)`;
-    for (const scheduler of this.schedulers.values())
-      scheduler.refuse(scheduler.jobName === conflict.jobName ? conflict : others);
+  private refuseAll(error: unknown): void {
+    const culprit = error instanceof JobConflictError ? error.jobName : undefined;
+    const others =
+      culprit === undefined
+        ? `not registered: ${describeError(error)}`
+        : `not registered: job '${culprit}' of this app conflicts (an app's jobs register together)`;
+    const refused = [...this.schedulers.values()].filter((scheduler) =>
+      scheduler.refuse(scheduler.jobName === culprit ? error : others),
+    ).length;
     this.logger.error(
-      `no job of this app is scheduled: ${describeError(conflict)} Then restart the app; ` +
+      `${refused} job(s) of this app refused, none registered: ${describeError(error)} Then restart the app; ` +
         `the jobs' statuses say so until then (health.registration 'failed').`,
     );
   }

@@ -1,7 +1,7 @@
 import 'reflect-metadata';
-import { Injectable, Module } from '@nestjs/common';
+import { Injectable, Logger, Module } from '@nestjs/common';
 import { Test } from '@nestjs/testing';
-import { afterEach, describe, expect, it } from 'vitest';
+import { afterEach, describe, expect, it, vi } from 'vitest';
 import { parse } from 'yaml';
 import {
   ElasticJobModule,
@@ -476,6 +476,62 @@ describe('ElasticJobModule in one process against a real ZooKeeper', () => {
       (r) => r,
       20_000,
       'registration after ZooKeeper came back',
+    );
+  });
+
+  it('registers at the next connection when ZooKeeper went again during the late conflict check', async () => {
+    @Injectable()
+    class Flapping {
+      @ShardedJob({ jobName: 'flapping', cron: '0 0 0 1 1 ?', shardingTotalCount: 1 })
+      run(): void {}
+    }
+    const { TcpProxy } = await import('../../tools/zookeeper/tcp-proxy.js');
+    const [host, port] = zkConnect().split(',')[0]!.split(':');
+    const proxy = new TcpProxy(Number(port), host);
+    await proxy.start();
+    closers.push(() => proxy.stop());
+    proxy.cut();
+    @Module({
+      imports: [
+        ElasticJobModule.forRoot({
+          zookeeper: {
+            serverLists: proxy.connectString,
+            namespace: uniqueNamespace('flapping'),
+            sessionTimeoutMilliseconds: 4000,
+            connectionTimeoutMilliseconds: 500,
+            maxRetries: 0, // the check gives up at its first connection loss
+          },
+        }),
+      ],
+      providers: [Flapping],
+    })
+    class AppModule {}
+    const moduleRef = await Test.createTestingModule({ imports: [AppModule] }).compile();
+    await moduleRef.init();
+    closers.push(() => moduleRef.close());
+    const warnings = vi.spyOn(Logger.prototype, 'warn');
+    closers.push(async () => warnings.mockRestore());
+    // Subscribed after the app: when ZooKeeper answers, the check has just begun, and the connection goes again.
+    const { ElasticJobOrchestrator } = await import('../../lib/elastic-job.orchestrator.js');
+    const unsubscribe = moduleRef
+      .get(ElasticJobOrchestrator)
+      .registryCenter!.onStateChange((change) => change.state === 'CONNECTED' && proxy.cut());
+    closers.push(async () => unsubscribe());
+    proxy.restore();
+    await eventually(
+      () => warnings.mock.calls.some(([message]) => /registration waits for ZooKeeper again/.test(String(message))),
+      (seen) => seen,
+      20_000,
+      'the check given up',
+    );
+    const registry = moduleRef.get(ElasticJobRegistry);
+    expect(registry.getJobStatus('flapping').registered).toBe(false);
+    proxy.restore();
+    await eventually(
+      () => registry.getJobStatus('flapping').registered,
+      (registered) => registered,
+      20_000,
+      'registration at the next connection',
     );
   });
 

@@ -21,14 +21,14 @@ function scheduler(
   pid = 1,
   overwrite = false,
   ip = '10.0.0.1',
-  staticSharding = false,
+  options: { staticSharding?: boolean; disabled?: boolean } = {},
 ): JobScheduler {
   const config = resolveJobConfiguration({
     jobName: 'job',
     cron: '0 0 0 1 1 *',
     shardingTotalCount: 2,
     overwrite,
-    staticSharding,
+    ...options,
   });
   const job = new JobScheduler(
     { config, owner: 'Jobs.job', handler: async () => undefined },
@@ -112,7 +112,10 @@ describe('registration on the in-memory registry', () => {
     expect((await registry.getData(LEADER))?.data.toString()).toBe('10.0.0.1@-@1');
   });
 
-  it('a statically sharded job too ends with a leader when the leader goes during the registration', async () => {
+  it.each([
+    ['ends with a leader', false],
+    ['on a disabled server, does not elect itself', true],
+  ])('a statically sharded job whose leader goes during the registration %s', async (_, disabled) => {
     const zk = new FakeZookeeper();
     const peer = await zk.connect('ns');
     cleanups.push(() => peer.close());
@@ -122,11 +125,11 @@ describe('registration on the in-memory registry', () => {
     await peer.createWithParents('/job/sharding/1/instance', Buffer.from('10.0.0.9@-@9'), 'PERSISTENT');
     const registry = await zk.connect('ns');
     beforeOwnInstanceNode(registry, () => peer.remove(LEADER));
-    const job = scheduler(registry, 1, false, '10.0.0.1', true);
+    const job = scheduler(registry, 1, false, '10.0.0.1', { staticSharding: true, disabled });
     await job.register();
     for (let turn = 0; turn < 50 && !job.status().isLeader; turn++) await zk.idle();
     expect(job.status().registered).toBe(true);
-    expect(job.status().isLeader).toBe(true);
+    expect(job.status().isLeader).toBe(!disabled);
   });
 
   it('does not rewrite, with overwrite, the root and config nodes a peer starting at the same moment wrote alike', async () => {

@@ -6,10 +6,13 @@ import type { ServerService } from '../server/server.service.js';
  * first instance to find no `leader/election/instance` writes its id there (ephemeral). The leader is whoever
  * that node names.
  *
- * Handover, when the leader node goes: eligible instances race for it with one create each, which ZooKeeper
- * makes atomic (one wins, the others get NODE_EXISTS), instead of queueing in the latch first: one round trip
- * instead of three. Whenever someone is queued in the latch (a Java ElasticJob peer, or one of us electing the
- * slow way), we queue too, so a latch participant never has the node created under it by a racer it cannot see.
+ * Handover, and a registration that finds no leader: eligible instances race for the node with one create each,
+ * which ZooKeeper makes atomic (one wins, the others get NODE_EXISTS), instead of queueing in the latch first: one
+ * round trip instead of three. Whenever the cache shows someone queued in the latch (a Java ElasticJob peer, or
+ * one of us electing the slow way), we queue too. The cache may not show a participant that has just entered: a
+ * Java peer that finds no leader inside the latch then writes its node with ElasticJob's persistEphemeral, which
+ * deletes ours first (docs/reference/elasticjob.md §1.1): one leader still, most often the Java peer, after we
+ * logged an election for a moment. Ours among themselves never delete: the latch's winner meets NODE_EXISTS.
  */
 export class LeaderService {
   private electing: Promise<void> | undefined;
@@ -48,6 +51,13 @@ export class LeaderService {
       this.electing = undefined;
     });
     return this.electing;
+  }
+
+  /** Elects when no leader is cached and this instance may lead (its server enabled, its instance node online). */
+  electIfLeaderless(): Promise<void> {
+    if (this.hasLeader() || !this.servers.isEnableServer(this.ctx.ip) || !this.isLocalInstanceOnline())
+      return Promise.resolve();
+    return this.electByRace();
   }
 
   /** The leader node was deleted: race for it, or queue behind whoever is in the latch. */

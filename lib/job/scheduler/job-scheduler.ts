@@ -133,13 +133,15 @@ export class JobScheduler {
   }
 
   /**
-   * Not to be registered: the app's conflict check failed after bootstrap (ZooKeeper answered late), for this job or
-   * another of the app's (they register together, as at bootstrap). Its status says why (`health.registration`
-   * `failed`), and the cache the check started is closed. Nothing of it was written; only a restart registers it.
+   * Not to be registered: the app's conflict check failed after bootstrap (ZooKeeper answered late) in a way no
+   * retry mends, for this job or another of the app's (they register together, as at bootstrap). Its status says
+   * why (`health.registration` `failed`), and the cache the check started is closed. Nothing of it was written;
+   * only a restart registers it. False, and left as it is, when it was not latent (added at run time meanwhile).
    */
-  refuse(error: unknown): void {
-    if (this.lifecycle.move({ type: 'refused', error }).kind !== 'failed') return;
+  refuse(error: unknown): boolean {
+    if (this.lifecycle.move({ type: 'refused', error }).kind !== 'failed') return false;
     this.ctx.storage.closeCache();
+    return true;
   }
 
   /**

@@ -50,7 +50,7 @@ export class ShardingReactions implements ClusterChangeHandler {
     if ((leaderless || regained) && !this.sharding.isStaticallySharded(this.config.load()))
       runReaction(this.ctx, 'resharding flag', () => this.sharding.setReshardingFlag());
     // A static job is not resharded, so no flag elects for it: elect as the registration would have.
-    else if (leaderless) runReaction(this.ctx, 'leader election', () => this.leader.electLeader());
+    else if (leaderless) runReaction(this.ctx, 'leader election', () => this.leader.electIfLeaderless());
   }
 
   onChange(event: TreeEvent): void {
