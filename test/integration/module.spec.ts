@@ -42,6 +42,42 @@ async function boot(namespace: string, providers: Array<new (...args: never[]) =
   return moduleRef;
 }
 
+/**
+ * An app whose ZooKeeper is behind a proxy that refuses connections: its bootstrap finds ZooKeeper unreachable.
+ * `proxy.restore()` lets it connect.
+ */
+async function bootBehindCutProxy(
+  namespace: string,
+  providers: Array<new (...args: never[]) => unknown>,
+  zookeeper: { maxRetries?: number } = {},
+) {
+  const { TcpProxy } = await import('../../tools/zookeeper/tcp-proxy.js');
+  const [host, port] = zkConnect().split(',')[0]!.split(':');
+  const proxy = new TcpProxy(Number(port), host);
+  await proxy.start();
+  closers.push(() => proxy.stop());
+  proxy.cut();
+  @Module({
+    imports: [
+      ElasticJobModule.forRoot({
+        zookeeper: {
+          serverLists: proxy.connectString,
+          namespace,
+          sessionTimeoutMilliseconds: 4000,
+          connectionTimeoutMilliseconds: 500,
+          ...zookeeper,
+        },
+      }),
+    ],
+    providers,
+  })
+  class AppModule {}
+  const moduleRef = await Test.createTestingModule({ imports: [AppModule] }).compile();
+  await moduleRef.init(); // does not throw: ZooKeeper trouble never stops the app
+  closers.push(() => moduleRef.close());
+  return { proxy, moduleRef };
+}
+
 const calls: ShardingContext[] = [];
 
 @Injectable()
@@ -444,30 +480,7 @@ describe('ElasticJobModule in one process against a real ZooKeeper', () => {
       @ShardedJob({ jobName: 'late', cron: '* * * * * *', shardingTotalCount: 1 })
       run(): void {}
     }
-    const { TcpProxy } = await import('../../tools/zookeeper/tcp-proxy.js');
-    const [host, port] = zkConnect().split(',')[0]!.split(':');
-    const proxy = new TcpProxy(Number(port), host);
-    await proxy.start();
-    closers.push(() => proxy.stop());
-    proxy.cut();
-    const namespace = uniqueNamespace('late');
-    @Module({
-      imports: [
-        ElasticJobModule.forRoot({
-          zookeeper: {
-            serverLists: proxy.connectString,
-            namespace,
-            sessionTimeoutMilliseconds: 4000,
-            connectionTimeoutMilliseconds: 500,
-          },
-        }),
-      ],
-      providers: [J],
-    })
-    class AppModule {}
-    const moduleRef = await Test.createTestingModule({ imports: [AppModule] }).compile();
-    await moduleRef.init(); // does not throw
-    closers.push(() => moduleRef.close());
+    const { proxy, moduleRef } = await bootBehindCutProxy(uniqueNamespace('late'), [J]);
     const registry = moduleRef.get(ElasticJobRegistry);
     expect(registry.getJobStatus('late').registered).toBe(false);
     proxy.restore();
@@ -485,30 +498,8 @@ describe('ElasticJobModule in one process against a real ZooKeeper', () => {
       @ShardedJob({ jobName: 'flapping', cron: '0 0 0 1 1 ?', shardingTotalCount: 1 })
       run(): void {}
     }
-    const { TcpProxy } = await import('../../tools/zookeeper/tcp-proxy.js');
-    const [host, port] = zkConnect().split(',')[0]!.split(':');
-    const proxy = new TcpProxy(Number(port), host);
-    await proxy.start();
-    closers.push(() => proxy.stop());
-    proxy.cut();
-    @Module({
-      imports: [
-        ElasticJobModule.forRoot({
-          zookeeper: {
-            serverLists: proxy.connectString,
-            namespace: uniqueNamespace('flapping'),
-            sessionTimeoutMilliseconds: 4000,
-            connectionTimeoutMilliseconds: 500,
-            maxRetries: 0, // the check gives up at its first connection loss
-          },
-        }),
-      ],
-      providers: [Flapping],
-    })
-    class AppModule {}
-    const moduleRef = await Test.createTestingModule({ imports: [AppModule] }).compile();
-    await moduleRef.init();
-    closers.push(() => moduleRef.close());
+    // maxRetries 0: the check gives up at its first connection loss.
+    const { proxy, moduleRef } = await bootBehindCutProxy(uniqueNamespace('flapping'), [Flapping], { maxRetries: 0 });
     const warnings = vi.spyOn(Logger.prototype, 'warn');
     closers.push(async () => warnings.mockRestore());
     // Subscribed after the app: when ZooKeeper answers, the check has just begun, and the connection goes again.
@@ -547,29 +538,7 @@ describe('ElasticJobModule in one process against a real ZooKeeper', () => {
     const zk = await startRegistry({ namespace });
     closers.push(() => zk.close());
     await zk.createWithParents('/owned-elsewhere', Buffer.from('com.example.LegacyJob'), 'PERSISTENT');
-    const { TcpProxy } = await import('../../tools/zookeeper/tcp-proxy.js');
-    const [host, port] = zkConnect().split(',')[0]!.split(':');
-    const proxy = new TcpProxy(Number(port), host);
-    await proxy.start();
-    closers.push(() => proxy.stop());
-    proxy.cut();
-    @Module({
-      imports: [
-        ElasticJobModule.forRoot({
-          zookeeper: {
-            serverLists: proxy.connectString,
-            namespace,
-            sessionTimeoutMilliseconds: 4000,
-            connectionTimeoutMilliseconds: 500,
-          },
-        }),
-      ],
-      providers: [LateJobs],
-    })
-    class AppModule {}
-    const moduleRef = await Test.createTestingModule({ imports: [AppModule] }).compile();
-    await moduleRef.init(); // ZooKeeper unreachable: the app is up
-    closers.push(() => moduleRef.close());
+    const { proxy, moduleRef } = await bootBehindCutProxy(namespace, [LateJobs]); // the app is up
     const registry = moduleRef.get(ElasticJobRegistry);
     proxy.restore();
     const health = (jobName: string) => registry.getJobStatus(jobName).health;
