@@ -1,8 +1,7 @@
 import type { TreeEvent } from '../../registry/tree-cache.js';
-import type { InstanceService } from '../instance/instance.service.js';
 import type { JobContext } from '../context/job-context.js';
 import { runReaction, type ClusterChangeHandler } from '../context/cluster-change-handler.js';
-import { SERVER_DISABLED, type ServerService } from '../server/server.service.js';
+import { SERVER_DISABLED } from '../server/server.service.js';
 import type { LeaderService } from './leader.service.js';
 
 /**
@@ -13,15 +12,11 @@ export class ElectionReactions implements ClusterChangeHandler {
   constructor(
     private readonly ctx: JobContext,
     private readonly leader: LeaderService,
-    private readonly servers: ServerService,
-    private readonly instances: InstanceService,
   ) {}
 
   onChange(event: TreeEvent): void {
     const { paths, ip } = this.ctx;
-    // Only an instance that is itself online may take part: on a host running several instances the server
-    // (an IP) is available as soon as any of them is.
-    const canLead = this.servers.isEnableServer(ip) && this.instances.isLocalInstanceOnline();
+    const canLead = this.leader.mayLead();
     if (event.path === paths.leaderElectionInstance && event.type === 'DELETED' && canLead)
       runReaction(this.ctx, 'leader election', () => this.leader.electAfterLeaderLeft());
     if (paths.serverIpOf(event.path) === ip && event.type !== 'DELETED') {

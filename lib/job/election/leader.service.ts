@@ -53,11 +53,17 @@ export class LeaderService {
     return this.electing;
   }
 
-  /** Elects when no leader is cached and this instance may lead (its server enabled, its instance node online). */
+  /** Elects when no leader is cached and this instance may lead. */
   electIfLeaderless(): Promise<void> {
-    if (this.hasLeader() || !this.servers.isEnableServer(this.ctx.ip) || !this.isLocalInstanceOnline())
-      return Promise.resolve();
-    return this.electByRace();
+    return this.hasLeader() || !this.mayLead() ? Promise.resolve() : this.electByRace();
+  }
+
+  /**
+   * Its server enabled and its instance node online: only then may this instance elect itself (on a host running
+   * several instances the server, an IP, is available as soon as any of them is).
+   */
+  mayLead(): boolean {
+    return this.servers.isEnableServer(this.ctx.ip) && this.isLocalInstanceOnline();
   }
 
   /** The leader node was deleted: race for it, or queue behind whoever is in the latch. */
@@ -94,7 +100,7 @@ export class LeaderService {
   async isLeaderUntilBlock(timeoutMs = this.ctx.waitTimeoutMs): Promise<boolean> {
     const deadline = Date.now() + timeoutMs;
     while (!this.hasLeader() && this.servers.hasAvailableServers() && Date.now() < deadline) {
-      if (this.servers.isEnableServer(this.ctx.ip) && this.isLocalInstanceOnline()) await this.electLeader();
+      if (this.mayLead()) await this.electLeader();
       else
         await this.ctx.storage.cached.waitFor(
           () => this.hasLeader() || !this.servers.hasAvailableServers(),

@@ -135,7 +135,7 @@ export function wireJobServices(
     PreparationLead.MAX_MS,
   );
   const reactions = new ClusterChangeListeners(ctx, [
-    new ElectionReactions(ctx, leader, servers, instances),
+    new ElectionReactions(ctx, leader),
     new ShardingReactions(ctx, config, leader, sharding),
     new ExecutionReactions(ctx, config, execution),
     // A config change is told in ElasticJob's order: item count, monitorExecution, failover, schedule.
