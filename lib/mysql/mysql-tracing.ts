@@ -1,0 +1,43 @@
+import { createPool, type Pool } from 'mysql2/promise';
+import { TracingService, type TracedEventSource } from '../tracing/tracing-service.js';
+import type { DatabaseTracingOptions } from '../tracing/tracing-providers.js';
+import { MysqlTraceStore } from './mysql-trace-store.js';
+
+export interface MysqlTracingOptions extends DatabaseTracingOptions<Pool> {
+  /**
+   * Where to write: a connection string naming the database, `mysql://user:password@host:3306/database` (a small
+   * pool of its own is made and closed here; its sessions in UTC, so that the TIMESTAMP columns hold the instants)...
+   */
+  connectionString?: string;
+  /** ...or a pool the app already has (`mysql2/promise`'s, not closed here; its time zone settings as they are). */
+  pool?: Pool;
+}
+
+/** The pool tracing writes through: the app's, or a small one of its own in UTC with every wait bounded. */
+function tracingPool(options: MysqlTracingOptions): Pool {
+  if (options.pool) return options.pool;
+  const pool = createPool({
+    uri: options.connectionString,
+    connectionLimit: 2,
+    maxIdle: 2,
+    connectTimeout: 5_000,
+    // Dates sent and read as UTC, and the session's TIMESTAMP conversion in UTC too: the instants stay whole
+    // whatever the server's or the app's zone (Java ElasticJob's JDBC driver writes instants as well).
+    timezone: 'Z',
+    enableKeepAlive: true,
+  });
+  pool.on('connection', (connection) => connection.query("SET time_zone = '+00:00'"));
+  return pool;
+}
+
+/**
+ * Execution tracing into MySQL (or MariaDB), as ElasticJob's RDB tracing writes it (docs/guide/tracing.md): the
+ * jobs' events through a TraceWriter (tracing/tracing-service.ts) into ElasticJob's tables (MysqlTraceStore, the SQL
+ * in mysql-job-event-repository.ts). A firing never waits for the database. Every query is bounded (10 s).
+ */
+export class ElasticJobMysqlTracing extends TracingService {
+  /** `jobs`: the app's ElasticJobRegistry. */
+  constructor(jobs: TracedEventSource, options: MysqlTracingOptions) {
+    super(jobs, new MysqlTraceStore(tracingPool(options), !options.pool), options);
+  }
+}
