@@ -131,6 +131,12 @@ async function executions(jobName: string, on: Pool = client): Promise<Execution
   }
 }
 
+/** A property as the proxied object has it, its methods bound to the object itself. */
+function own(target: object, property: string | symbol): unknown {
+  const value = Reflect.get(target, property, target) as unknown;
+  return typeof value === 'function' ? (value as (...args: unknown[]) => unknown).bind(target) : value;
+}
+
 /** What MySQL says a table is, its AUTO_INCREMENT counter aside. */
 async function tableDefinition(on: Pool | Connection, table: string): Promise<string> {
   const [rows] = await on.query<RowDataPacket[]>(`SHOW CREATE TABLE ${table}`);
@@ -433,14 +439,12 @@ describe('tracing into MySQL (MariaDB)', () => {
     // The real pool, but the first COMMIT's reply is lost after the server did it (the connection dropping then).
     const flaky = new Proxy(pool, {
       get(target, property) {
-        const value = Reflect.get(target, property, target) as unknown;
-        if (property !== 'getConnection') return typeof value === 'function' ? value.bind(target) : value;
+        if (property !== 'getConnection') return own(target, property);
         return async () => {
           const connection = await target.getConnection();
           return new Proxy(connection, {
             get(inner, name) {
-              const value = Reflect.get(inner, name, inner) as unknown;
-              if (name !== 'query') return typeof value === 'function' ? value.bind(inner) : value;
+              if (name !== 'query') return own(inner, name);
               return async (options: { sql: string }) => {
                 const result = await inner.query(options);
                 if (options.sql === 'COMMIT' && loseCommitReply) {
