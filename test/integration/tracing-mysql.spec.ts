@@ -4,7 +4,7 @@ import type { AddressInfo } from 'node:net';
 import { Injectable, Logger, Module } from '@nestjs/common';
 import { NestFactory } from '@nestjs/core';
 import { type Connection, createConnection, createPool, type Pool, type RowDataPacket } from 'mysql2/promise';
-import { afterAll, afterEach, beforeAll, describe, expect, it, vi } from 'vitest';
+import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import {
   ElasticJobModule,
   ElasticJobRegistry,
@@ -25,12 +25,24 @@ import {
 import { appOptions, bootApp } from '../support/app.js';
 import { LocalMariaDb } from '../support/local-mariadb.js';
 import { hold, releaseAll } from '../support/resources.js';
+import {
+  bootTraced,
+  type ExecutionRow,
+  expectFiringWritten,
+  expectHistoryQueriesFiltered,
+  expectOutageSurvived,
+  expectNothingLostInOutage,
+  type TracedDatabase,
+  TracedJob,
+  expectTextsCut,
+} from '../support/tracing-acceptance.js';
 import { eventually, uniqueNamespace } from '../support/zk.js';
 
 /**
  * Tracing into a real MySQL-compatible server (Debian's MariaDB, started here once for the file on a free port with
- * its own data dir): ElasticJob's two tables and index as its MySQL DDL makes them, its write rules, its own SELECTs
- * reading our rows, and a database that stops and comes back while jobs fire. The mirror of tracing.spec.ts.
+ * its own data dir): ElasticJob's two tables and index as its MySQL DDL makes them, its own SELECTs reading our rows,
+ * and the acceptance every SQL store passes (test/support/tracing-acceptance.ts, as tracing.spec.ts for PostgreSQL):
+ * its write rules, the console's queries, texts cut to their columns, a database that stops and comes back.
  */
 
 /**
@@ -54,6 +66,36 @@ let database: LocalMariaDb;
 /** The test's own reads, in UTC (a pool: its connections die with the server and are made again after). */
 let client: Pool;
 
+/** The job's execution rows (none while the table does not exist yet), through `on`. */
+async function executions(jobName: string, on: Pool = client): Promise<Array<ExecutionRow & RowDataPacket>> {
+  try {
+    const [rows] = await on.query<Array<ExecutionRow & RowDataPacket>>(
+      'SELECT * FROM JOB_EXECUTION_LOG WHERE job_name = ? ORDER BY start_time, sharding_item',
+      [jobName],
+    );
+    return rows;
+  } catch (error) {
+    if ((error as { errno?: number }).errno === 1146) return [];
+    throw error;
+  }
+}
+
+const mysql: TracedDatabase = {
+  provider: (options) => mysqlTracing({ connectionString: database.connectionString, ...options }),
+  service: ElasticJobMysqlTracing,
+  stop: () => database.stop(),
+  start: () => database.start(),
+  executions: (jobName) => executions(jobName),
+  async statusItems(jobName) {
+    const [rows] = await client.query<RowDataPacket[]>(
+      'SELECT sharding_item FROM JOB_STATUS_TRACE_LOG WHERE job_name = ?',
+      [jobName],
+    );
+    return rows.map((row) => String(row.sharding_item));
+  },
+  timestampMs: 1000, // TIMESTAMP without fractional seconds, as ElasticJob's DDL has it
+};
+
 beforeAll(async () => {
   database = await LocalMariaDb.create();
   client = createPool({ uri: database.connectionString, connectionLimit: 1, timezone: 'Z' });
@@ -69,65 +111,11 @@ afterEach(async () => {
   await releaseAll();
 });
 
-const LONG_MESSAGE = `region ap failed: ${'x'.repeat(4100)}`;
-
-@Injectable()
-class TracedJob {
-  @ShardedJob({ jobName: 'traced', cron: '0 0 0 1 1 *', shardingTotalCount: 3 })
-  run(context: ShardingContext): void {
-    if (context.shardingItem === 2) throw new Error(LONG_MESSAGE);
-  }
-}
-
-@Injectable()
-class WideJob {
-  @ShardedJob({ jobName: 'wide', cron: '0 0 0 1 1 *', shardingTotalCount: 120 })
-  run(): void {}
-}
-
 @Injectable()
 class UnicodeJob {
   @ShardedJob({ jobName: 'unicode', cron: '0 0 0 1 1 *', shardingTotalCount: 2 })
   run(context: ShardingContext): void {
     if (context.shardingItem === 1) throw new Error('区域失败');
-  }
-}
-
-let steadyRuns = 0;
-
-@Injectable()
-class SteadyJob {
-  @ShardedJob({ jobName: 'steady', cron: '* * * * * *', shardingTotalCount: 1 })
-  run(): void {
-    steadyRuns++;
-  }
-}
-
-interface ExecutionRow extends RowDataPacket {
-  auto_id: number;
-  id: string;
-  task_id: string;
-  hostname: string;
-  ip: string;
-  sharding_item: number;
-  execution_source: string;
-  failure_cause: string | null;
-  is_success: number;
-  start_time: Date | null;
-  complete_time: Date | null;
-}
-
-/** The job's rows; none while the table does not exist yet (the tracer makes it at its first write). */
-async function executions(jobName: string, on: Pool = client): Promise<ExecutionRow[]> {
-  try {
-    const [rows] = await on.query<ExecutionRow[]>(
-      'SELECT * FROM JOB_EXECUTION_LOG WHERE job_name = ? ORDER BY start_time, sharding_item',
-      [jobName],
-    );
-    return rows;
-  } catch (error) {
-    if ((error as { errno?: number }).errno === 1146) return [];
-    throw error;
   }
 }
 
@@ -142,39 +130,11 @@ async function tableDefinition(on: Pool | Connection, table: string): Promise<st
   const [rows] = await on.query<RowDataPacket[]>(`SHOW CREATE TABLE ${table}`);
   return String(rows[0]!['Create Table']).replace(/ AUTO_INCREMENT=\d+/, '');
 }
-
 describe('tracing into MySQL (MariaDB)', () => {
   it("creates ElasticJob's tables and index as its MySQL DDL does; its own SELECTs read each item and firing", async () => {
-    const app = await bootApp(appOptions(uniqueNamespace('tracing-mysql')), [
-      TracedJob,
-      mysqlTracing({ connectionString: database.connectionString, flushIntervalMilliseconds: 100 }),
-    ]);
-    hold(() => app.close());
-    const registry = app.get(ElasticJobRegistry);
-    const me = registry.getJobStatus('traced').instanceId;
-    const before = Date.now();
-    await registry.trigger('traced');
-
-    const rows = await eventually(
-      () => executions('traced'),
-      (found) => found.length === 3 && found.every((row) => row.complete_time !== null),
-      15_000,
-      'three completed execution rows',
-    );
-    const taskId = `traced@-@0,1,2@-@READY@-@${me}`;
-    expect(rows.map((row) => [row.sharding_item, row.is_success, row.execution_source, row.task_id])).toEqual([
-      [0, 1, 'NORMAL_TRIGGER', taskId],
-      [1, 1, 'NORMAL_TRIGGER', taskId],
-      [2, 0, 'NORMAL_TRIGGER', taskId],
-    ]);
-    expect(rows[2]!.failure_cause).toHaveLength(4000); // truncated as ElasticJob does
-    expect(rows[2]!.failure_cause!.startsWith(`Error: region ap failed: xxx`)).toBe(true);
-    expect(rows[0]!.failure_cause).toBeNull();
-    expect(rows[0]!.ip).toBe(me.split('@-@')[0]);
-    // TIMESTAMP keeps seconds: the instants written are this run's, whatever the zones.
-    expect(rows[0]!.start_time!.getTime()).toBeGreaterThanOrEqual(Math.floor(before / 1000) * 1000 - 1000);
-    expect(rows[0]!.start_time!.getTime()).toBeLessThanOrEqual(rows[0]!.complete_time!.getTime());
-    expect(rows[0]!.complete_time!.getTime()).toBeLessThanOrEqual(Date.now() + 1000);
+    const app = await bootTraced(mysql, 'tracing-mysql', [TracedJob]);
+    const taskId = await expectFiringWritten(mysql, app);
+    const me = taskId.split('@-@READY@-@')[1]!;
 
     // ElasticJob's status SELECT (SQL92's `JOB_STATUS_TRACE_LOG.SELECT`, as its MySQL one is broken: below).
     const select = SQL92_SQL.get('JOB_STATUS_TRACE_LOG.SELECT')!;
@@ -250,50 +210,7 @@ describe('tracing into MySQL (MariaDB)', () => {
     const app = await NestFactory.create(ConsoleApp, { logger: ['error'] });
     hold(() => app.close());
     await app.listen(0, '127.0.0.1');
-    const registry = app.get(ElasticJobRegistry);
-    const tracing = app.get(ElasticJobMysqlTracing);
-    const me = registry.getJobStatus('traced').instanceId;
-    const before = (await executions('traced')).length; // the first test's job has the same name
-    await registry.trigger('traced');
-    await eventually(
-      () => executions('traced'),
-      (found) => found.length === before + 3 && found.every((row) => row.complete_time !== null),
-      15_000,
-      'the first firing written',
-    );
-    // TIMESTAMP keeps seconds (MySQL rounds them, MariaDB cuts them): the second firing starts at or after a whole
-    // second later than any the first one's rows can say.
-    const between = new Date(Math.floor(Date.now() / 1000) * 1000 + 2000);
-    await eventually(
-      () => Date.now(),
-      (now) => now >= between.getTime(),
-      5_000,
-      'the next second',
-    );
-    await registry.trigger('traced');
-    await eventually(
-      () => executions('traced'),
-      (found) => found.length === before + 6 && found.every((row) => row.complete_time !== null),
-      15_000,
-      'the second firing written',
-    );
-    const query = (extra: object) =>
-      tracing.recentExecutions({ jobName: 'traced', from: new Date(Date.now() - 60_000), limit: 100, ...extra });
-    const ours = await query({});
-    expect(ours.length).toBeGreaterThanOrEqual(6);
-    const items = (rows: Array<{ item: number }>) => rows.map((row) => row.item).sort();
-    expect(items(await query({ result: 'failure' }))).toEqual(items(ours.filter((row) => row.success === false)));
-    expect((await query({ result: 'failure' })).every((row) => row.item === 2)).toBe(true);
-    expect((await query({ result: 'success' })).every((row) => row.success === true)).toBe(true);
-    expect(await query({ result: 'running' })).toEqual([]);
-    expect(items(await query({ item: 1, from: between }))).toEqual([1]);
-    expect(await query({ instance: me })).toHaveLength(ours.length); // the table keeps the IP: the id matches it
-    expect(await query({ instance: '10.9.9.9' })).toEqual([]);
-    expect(items(await query({ from: between }))).toEqual([0, 1, 2]);
-    expect(await query({ to: new Date(Date.now() - 3_600_000) })).toEqual([]);
-    const page = await query({ offset: 4, limit: 2 });
-    expect(page.map((row) => row.id)).toEqual(ours.slice(4, 6).map((row) => row.id));
-    expect(await tracing.recentExecutions({ jobName: 'no-such-job', limit: 10 })).toEqual([]);
+    const ours = await expectHistoryQueriesFiltered(mysql, app);
 
     // The console's executions list reads the same store.
     const { port } = app.getHttpServer().address() as AddressInfo;
@@ -310,92 +227,15 @@ describe('tracing into MySQL (MariaDB)', () => {
   });
 
   it('never holds a firing up while the database is away; the backlog is written when it is back, drops counted', async () => {
-    steadyRuns = 0;
-    const app = await bootApp(appOptions(uniqueNamespace('tracing-mysql-outage')), [
-      SteadyJob,
-      mysqlTracing({
-        connectionString: database.connectionString,
-        flushIntervalMilliseconds: 100,
-        maxBufferedEvents: 30,
-      }),
-    ]);
-    hold(() => app.close());
-    const tracing = app.get(ElasticJobMysqlTracing);
-    await eventually(
-      () => executions('steady'),
-      (found) => found.length >= 2,
-      15_000,
-      'rows before the outage',
-    );
+    await expectOutageSurvived(mysql);
+  });
 
-    // The outage is logged once when it goes and once when it is back, whatever fails meanwhile (issue 27).
-    const warnings = vi.spyOn(Logger.prototype, 'warn');
-    const logs = vi.spyOn(Logger.prototype, 'log');
-    hold(() => [warnings, logs].forEach((spy) => spy.mockRestore()));
-    const said = (spy: typeof logs, pattern: RegExp): string[] =>
-      spy.mock.calls.map((call) => String(call[0])).filter((line) => pattern.test(line));
-    await database.stop();
-    const stoppedAt = Date.now();
-    const runsAtStop = steadyRuns;
-    // Each firing makes 5 events (start, completion, 3 status rows): 30 fill the buffer in about 6 s.
-    await eventually(
-      () => tracing.stats.dropped,
-      (dropped) => dropped > 0,
-      20_000,
-      'the buffer overflowing',
-    );
-    expect(steadyRuns - runsAtStop).toBeGreaterThanOrEqual(6); // firings went on, one a second
-    expect(tracing.stats.buffered).toBe(30);
-    await database.start();
-    const restartedAt = Date.now();
-
-    await eventually(
-      () => tracing.stats.buffered,
-      (buffered) => buffered === 0,
-      40_000,
-      'the backlog written',
-    );
-    // Rows started within the outage (TIMESTAMP keeps seconds: half a second's margin each side).
-    const duringOutage = (await executions('steady')).filter(
-      (row) => row.start_time!.getTime() > stoppedAt + 500 && row.start_time!.getTime() < restartedAt - 500,
-    );
-    // The newest events of the outage were kept: about 30 / 5 firings' rows, complete.
-    expect(duringOutage.length).toBeGreaterThanOrEqual(4);
-    expect(duringOutage.every((row) => row.complete_time !== null && row.is_success === 1)).toBe(true);
-    expect(tracing.stats.dropped).toBeGreaterThan(0);
-    expect(said(warnings, /the tracing database/)).toEqual([
-      expect.stringMatching(/^the tracing database is unavailable: .*; \d+ event\(s\) wait, writing is retried/),
-    ]);
-    expect(said(logs, /the tracing database/)).toEqual([
-      expect.stringMatching(
-        /^the tracing database is available again after [\d.]+ s: \d+ write\(s\) failed while it was away; backlog written; \d+ event\(s\) were dropped/,
-      ),
-    ]);
+  it('loses nothing while the database is away within the buffer: every firing is written when it is back', async () => {
+    await expectNothingLostInOutage(mysql);
   });
 
   it('cuts every text to its column: a firing of 120 items (task id and item list longer than their columns) is written', async () => {
-    const app = await bootApp(appOptions(uniqueNamespace('tracing-mysql-wide')), [
-      WideJob,
-      mysqlTracing({ connectionString: database.connectionString, flushIntervalMilliseconds: 100 }),
-    ]);
-    hold(() => app.close());
-    const tracing = app.get(ElasticJobMysqlTracing);
-    await app.get(ElasticJobRegistry).trigger('wide');
-    const rows = await eventually(
-      () => executions('wide'),
-      (found) => found.length === 120 && found.every((row) => row.complete_time !== null),
-      15_000,
-      '120 completed rows',
-    );
-    expect(rows[0]!.task_id).toHaveLength(255);
-    const [statuses] = await client.query<RowDataPacket[]>(
-      "SELECT sharding_item FROM JOB_STATUS_TRACE_LOG WHERE job_name = 'wide'",
-    );
-    expect(statuses.length).toBe(3);
-    expect(statuses.every((row) => row.sharding_item.length === 100 && row.sharding_item.startsWith('[0, 1, 2'))).toBe(
-      true,
-    );
-    expect(tracing.stats.dropped).toBe(0);
+    await expectTextsCut(mysql);
   });
 
   it('drops alone an event the database refuses (text its latin1 columns cannot hold); the others are written', async () => {
