@@ -24,7 +24,9 @@ export interface TracingServiceOptions extends TraceWriterOptions {
  * What a database's tracing provider is, whatever the database (`ElasticJobPostgresTracing`,
  * `ElasticJobMysqlTracing`): the jobs' events through a TraceWriter (buffered, batched, retried, outages logged once;
  * trace-writer.ts) into its TraceStore, the store's executions for the console, and the last events written at
- * shutdown. A firing never waits for the database (docs/guide/tracing.md).
+ * shutdown. A firing never waits for the database (docs/guide/tracing.md). Another database's provider extends it
+ * with its own TraceStore.
+ * @publicApi
  */
 export abstract class TracingService implements OnModuleInit, OnApplicationShutdown, ExecutionHistory {
   protected readonly logger = new Logger('ElasticJob:tracing');
