@@ -87,7 +87,9 @@ const UPSERT_COMPLETION =
   'ON DUPLICATE KEY UPDATE is_success = VALUES(is_success), complete_time = VALUES(complete_time), ' +
   'failure_cause = VALUES(failure_cause)';
 
-// ElasticJob's JOB_STATUS_TRACE_LOG.INSERT. The table has no unique key but auto_id: see writeEvents().
+// ElasticJob's JOB_STATUS_TRACE_LOG.INSERT. (ElasticJob first copies a non-STAGING row's original_task_id from its
+// task's STAGING row, with its SELECT_ORIGINAL_TASK_ID: '' for ElasticJob-Lite, as the event has it.) The table has no
+// unique key but auto_id: see writeEvents().
 const INSERT_STATUS =
   'INSERT INTO JOB_STATUS_TRACE_LOG (id, job_name, original_task_id, task_id, slave_id, execution_type, ' +
   'sharding_item, state, message, creation_time) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)';

@@ -13,6 +13,16 @@ export interface MysqlTracingOptions extends DatabaseTracingOptions<Pool> {
   pool?: Pool;
 }
 
+/**
+ * Sets a new connection's session to UTC, queued before any query of the pool's. The connection the pool's
+ * 'connection' event gives is the callback-style one (mysql2's lib/promise/pool.js re-emits the core pool's events,
+ * whatever its promise typings say): a callback, so that a failure is not an unhandled 'error' event.
+ */
+export function inUtc(connection: unknown): void {
+  const core = connection as { query(sql: string, callback: (error: Error | null) => void): unknown };
+  core.query("SET time_zone = '+00:00'", () => undefined);
+}
+
 /** The pool tracing writes through: the app's, or a small one of its own in UTC with every wait bounded. */
 function tracingPool(options: MysqlTracingOptions): Pool {
   if (options.pool) return options.pool;
@@ -26,7 +36,7 @@ function tracingPool(options: MysqlTracingOptions): Pool {
     timezone: 'Z',
     enableKeepAlive: true,
   });
-  pool.on('connection', (connection) => connection.query("SET time_zone = '+00:00'"));
+  pool.on('connection', (connection) => inUtc(connection));
   return pool;
 }
 

@@ -22,6 +22,7 @@ import {
   mysqlTracingAsync,
   validateMysqlTracingOptions,
 } from '../../lib/mysql/index.js';
+import { inUtc } from '../../lib/mysql/mysql-tracing.js';
 import { appOptions, bootApp } from '../support/app.js';
 import { LocalMariaDb } from '../support/local-mariadb.js';
 import { hold, releaseAll } from '../support/resources.js';
@@ -99,7 +100,7 @@ const mysql: TracedDatabase = {
 beforeAll(async () => {
   database = await LocalMariaDb.create();
   client = createPool({ uri: database.connectionString, connectionLimit: 1, timezone: 'Z' });
-  client.on('connection', (connection) => connection.query("SET time_zone = '+00:00'"));
+  client.on('connection', inUtc);
 });
 
 afterAll(async () => {

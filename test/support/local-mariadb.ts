@@ -13,7 +13,8 @@ const INSTALL_DB = '/usr/bin/mariadb-install-db';
 
 /**
  * The server's settings, for mariadb-install-db and mariadbd alike: no defaults files (never the package's own
- * /etc/mysql), small InnoDB files, no fsync (a throwaway), utf8mb4 as Debian's own configuration sets it.
+ * /etc/mysql), small InnoDB files, no fsync (a throwaway), utf8mb4 as Debian's own configuration sets it, and a
+ * time zone that is not the tests' (UTC), so that a TIMESTAMP written or read in the server's zone shows.
  */
 const SETTINGS = [
   '--innodb-log-file-size=8M',
@@ -26,6 +27,7 @@ const SETTINGS = [
   '--character-set-server=utf8mb4',
   '--collation-server=utf8mb4_general_ci',
   '--skip-name-resolve',
+  '--default-time-zone=+05:00',
 ];
 
 /**
