@@ -337,6 +337,27 @@ describe('tracing into MySQL (MariaDB)', () => {
     expect(rows.map((row) => row.state).sort()).toEqual(['TASK_RUNNING', 'TASK_STAGING']);
   });
 
+  it("writes through the app's own pool, and leaves it open at shutdown", async () => {
+    const pool = createPool({ uri: database.connectionString, connectionLimit: 2, timezone: 'Z' });
+    pool.on('connection', inUtc);
+    hold(() => pool.end());
+    const before = (await executions('traced')).length; // earlier tests' job has the same name
+    const app = await bootApp(appOptions(uniqueNamespace('tracing-mysql-pool')), [
+      TracedJob,
+      mysqlTracing({ pool, flushIntervalMilliseconds: 100 }),
+    ]);
+    await app.get(ElasticJobRegistry).trigger('traced');
+    await eventually(
+      () => executions('traced'),
+      (found) => found.length === before + 3 && found.every((row) => row.complete_time !== null),
+      15_000,
+      'the firing written',
+    );
+    await app.close();
+    const [rows] = await pool.query<RowDataPacket[]>('SELECT 1 AS open');
+    expect(rows).toEqual([{ open: 1 }]);
+  });
+
   it('refuses bad options with a typed error naming the field', () => {
     expect(() => validateMysqlTracingOptions({})).toThrow(JobConfigurationError);
     expect(() => validateMysqlTracingOptions({})).toThrow(/tracing\.mysql\.connectionString/);
