@@ -34,6 +34,7 @@ export {
   type TraceStore,
 } from './tracing/trace-store.interface.js';
 export { TraceWriter, type TraceWriterOptions } from './tracing/trace-writer.js';
+export { TracingService, type TracedEventSource, type TracingServiceOptions } from './tracing/tracing-service.js';
 export { ShardedJob } from './decorators/sharded-job.decorator.js';
 export { DataflowJob } from './decorators/dataflow-job.decorator.js';
 export type { DataflowJobHandler, DataflowJobOptions } from './interfaces/dataflow-job.interface.js';

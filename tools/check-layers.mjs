@@ -40,7 +40,7 @@ export const LAYERS = [
   ['.'],
   ['cli/format', 'console/model'],
   ['cli/commands', 'console/page'],
-  ['cli', 'console', 'microservices', 'postgres', 'terminus', 'opentelemetry'],
+  ['cli', 'console', 'microservices', 'postgres', 'terminus', 'opentelemetry', 'mysql'],
 ];
 
 /** Folders whose subfolders are layered on their own lines above (files at their top are the folder's own unit). */

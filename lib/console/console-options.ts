@@ -18,7 +18,8 @@ export interface ElasticJobConsoleOptions {
   guard?: Type<CanActivate> | CanActivate;
   /**
    * Where the executions list comes from: a provider of the app implementing `ExecutionHistory`, such as
-   * `ElasticJobPostgresTracing` (`nestjs-elastic-job/postgres`). Without it the page has no executions list.
+   * `ElasticJobPostgresTracing` (`nestjs-elastic-job/postgres`) or `ElasticJobMysqlTracing` (`nestjs-elastic-job/mysql`).
+   * Without it the page has no executions list.
    */
   executionHistory?: InjectionToken;
   /** The page's title. Default `ElasticJob console`. */

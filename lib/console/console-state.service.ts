@@ -244,7 +244,7 @@ export class ConsoleStateService implements OnModuleInit, BeforeApplicationShutd
         undefined,
         'console.executionHistory',
         `no provider ${String(typeof token === 'function' ? token.name : token)} in the app (${describeError(error)}): ` +
-          'add postgresTracing() to the providers of the module that imports the console',
+          'add postgresTracing() or mysqlTracing() to the providers of the module that imports the console',
         'ElasticJobConsoleModule',
       );
     }

@@ -1,6 +1,7 @@
 /**
  * Recent item executions from a tracing store, for the console (`nestjs-elastic-job/console`). The PostgreSQL
- * tracing (`ElasticJobPostgresTracing`, `nestjs-elastic-job/postgres`) is one, every instance's in-memory execution
+ * tracing (`ElasticJobPostgresTracing`, `nestjs-elastic-job/postgres`) is one, the MySQL one (`ElasticJobMysqlTracing`,
+ * `nestjs-elastic-job/mysql`) another, every instance's in-memory execution
  * log another (`ElasticJobModule` option `executionLog`); any store of the executions can be.
  */
 export interface ExecutionRecord {

@@ -1,20 +1,20 @@
 import type { Pool, PoolClient } from 'pg';
 import type { ExecutionHistoryQuery, ExecutionRecord } from '../interfaces/execution-history.interface.js';
-import type { ItemCompletedEvent, ItemStartedEvent } from '../events/elastic-job-event.types.js';
-import { javaItemList } from '../job/events/job-event-publisher.js';
-
 import type { TracedEvent } from '../tracing/trace-store.interface.js';
-
-/**
- * Every text cut to its column's size (ElasticJob cuts failure causes and messages to 4000; the others are cut here
- * too, so that no event can fail its batch: a job of hundreds of items has a task id longer than 255).
- */
-const SIZES = { jobName: 100, taskId: 255, hostname: 255, ip: 50, source: 20, text: 4000, items: 100, state: 20 };
+import {
+  completionColumns,
+  EXECUTION_COLUMNS,
+  executionColumns,
+  executionFilters,
+  executionRecord,
+  isDataErrorState,
+  type ExecutionRow,
+  statusColumns,
+} from '../tracing/trace-rows.js';
 
 /** PostgreSQL errors no retry can mend (SQLSTATE classes 22, data exceptions, and 23, constraint violations). */
 export function isDataError(error: unknown): boolean {
-  const code = (error as { code?: unknown }).code;
-  return typeof code === 'string' && (code.startsWith('22') || code.startsWith('23'));
+  return isDataErrorState((error as { code?: unknown }).code);
 }
 
 /**
@@ -51,27 +51,6 @@ const INSERT_STATUS =
   'sharding_item, state, message, creation_time) VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10) ' +
   'ON CONFLICT (id) DO NOTHING';
 
-function cut(text: string, size: number): string {
-  return text.length > size ? text.slice(0, size) : text;
-}
-
-function truncate(text: string | undefined): string | null {
-  return text === undefined ? null : cut(text, SIZES.text);
-}
-
-/** The columns a start row and a completion row share: id, job_name, task_id, hostname, ip, sharding_item, source. */
-function executionColumns(event: ItemStartedEvent | ItemCompletedEvent): unknown[] {
-  return [
-    event.id,
-    cut(event.jobName, SIZES.jobName),
-    cut(event.taskId, SIZES.taskId),
-    cut(event.hostname, SIZES.hostname),
-    cut(event.ip, SIZES.ip),
-    event.shardingItem,
-    event.source,
-  ];
-}
-
 /**
  * Writes a batch of events in one transaction, in order. Every statement is idempotent (keyed by the event's id),
  * so a batch whose outcome was unknown (the connection dropped at COMMIT) is simply written again.
@@ -83,26 +62,9 @@ export async function writeEvents(client: PoolClient, events: readonly TracedEve
       if (event.type === 'item.started') {
         await client.query(INSERT_START, [...executionColumns(event), false, event.startTime]);
       } else if (event.type === 'item.completed') {
-        await client.query(UPSERT_COMPLETION, [
-          ...executionColumns(event),
-          truncate(event.failureCause),
-          event.success,
-          event.startTime,
-          event.completeTime,
-        ]);
+        await client.query(UPSERT_COMPLETION, [...executionColumns(event), ...completionColumns(event)]);
       } else {
-        await client.query(INSERT_STATUS, [
-          event.id,
-          cut(event.jobName, SIZES.jobName),
-          cut(event.originalTaskId, SIZES.taskId),
-          cut(event.taskId, SIZES.taskId),
-          cut(event.slaveId, SIZES.ip),
-          event.executionType,
-          cut(javaItemList(event.shardingItems), SIZES.items),
-          event.state,
-          truncate(event.message),
-          event.creationTime,
-        ]);
+        await client.query(INSERT_STATUS, statusColumns(event));
       }
     }
     await client.query('COMMIT');
@@ -112,62 +74,20 @@ export async function writeEvents(client: PoolClient, events: readonly TracedEve
   }
 }
 
-/** The most executions one query returns. */
-export const MAX_EXECUTIONS_READ = 500;
-
-interface ExecutionRow {
-  id: string;
-  job_name: string;
-  sharding_item: number;
-  execution_source: string;
-  ip: string;
-  hostname: string;
-  start_time: Date | null;
-  complete_time: Date | null;
-  is_success: boolean;
-  failure_cause: string | null;
-}
-
 /**
- * The newest executions (ElasticJob's console reads the same table). A start row has `is_success` false and no
- * complete time: shown as running (`success` undefined). No table yet (nothing traced so far): none.
+ * The newest executions (ElasticJob's console reads the same table). No table yet (nothing traced so far): none.
  */
 export async function readRecentExecutions(pool: Pool, query: ExecutionHistoryQuery): Promise<ExecutionRecord[]> {
-  const limit = Math.min(Math.max(1, Math.floor(query.limit)), MAX_EXECUTIONS_READ);
-  const offset = Math.max(0, Math.floor(query.offset ?? 0));
-  // Every filter a parameter; the table keeps the IP only, so an instance id matches its IP.
-  const values: unknown[] = [limit, offset];
-  const where: string[] = [];
-  const add = (condition: string, value: unknown): void => {
-    values.push(value);
-    where.push(condition.replace('?', `$${values.length}`));
-  };
-  if (query.jobName !== undefined) add('job_name = ?', query.jobName);
-  if (query.item !== undefined) add('sharding_item = ?', query.item);
-  if (query.instance !== undefined) add('ip = ?', query.instance.split('@-@')[0]);
-  if (query.result === 'running') where.push('complete_time IS NULL');
-  if (query.result === 'success') where.push('complete_time IS NOT NULL AND is_success');
-  if (query.result === 'failure') where.push('complete_time IS NOT NULL AND NOT is_success');
-  if (query.from !== undefined) add('start_time >= ?', query.from);
-  if (query.to !== undefined) add('start_time < ?', query.to);
+  const { where, values, limit, offset } = executionFilters(query);
+  let n = 2; // $1 and $2 are the page
+  const conditions = where.map((condition) => condition.replace('?', () => `$${++n}`));
   const text =
-    'SELECT id, job_name, sharding_item, execution_source, ip, hostname, start_time, complete_time, is_success, ' +
-    `failure_cause FROM JOB_EXECUTION_LOG ${where.length ? `WHERE ${where.join(' AND ')} ` : ''}` +
+    `SELECT ${EXECUTION_COLUMNS} FROM JOB_EXECUTION_LOG ` +
+    `${conditions.length ? `WHERE ${conditions.join(' AND ')} ` : ''}` +
     'ORDER BY start_time DESC NULLS LAST, id LIMIT $1 OFFSET $2';
   try {
-    const result = await pool.query<ExecutionRow>(text, values);
-    return result.rows.map((row) => ({
-      id: row.id,
-      jobName: row.job_name,
-      item: row.sharding_item,
-      source: row.execution_source,
-      ip: row.ip,
-      hostname: row.hostname,
-      startTime: row.start_time ?? undefined,
-      completeTime: row.complete_time ?? undefined,
-      success: row.complete_time === null ? undefined : row.is_success,
-      failureCause: row.failure_cause ?? undefined,
-    }));
+    const result = await pool.query<ExecutionRow>(text, [limit, offset, ...values]);
+    return result.rows.map(executionRecord);
   } catch (error) {
     if ((error as { code?: unknown }).code === '42P01') return []; // undefined_table: nothing traced yet
     throw error;

@@ -1,7 +1,7 @@
 import type { Pool, PoolClient } from 'pg';
 import type { ExecutionHistoryQuery, ExecutionRecord } from '../interfaces/execution-history.interface.js';
 import type { TracedEvent, TraceSession, TraceStore } from '../tracing/trace-store.interface.js';
-import { TRACE_PASS_TIMEOUT_MS } from '../tracing/trace-writer.js';
+import { withinTraceBound } from '../tracing/trace-writer.js';
 import { CREATE_TABLES, isDataError, readRecentExecutions, writeEvents } from './job-event-repository.js';
 
 /** PostgreSQL's undefined_table: a tracing table dropped under us. */
@@ -41,16 +41,7 @@ export class PostgresTraceStore implements TraceStore {
 
   /** The newest executions written (at most 500), for the console; bounded like every pass. */
   recentExecutions(query: ExecutionHistoryQuery): Promise<ExecutionRecord[]> {
-    let timer: NodeJS.Timeout | undefined;
-    const timedOut = new Promise<never>((_, reject) => {
-      timer = setTimeout(
-        () => reject(new Error(`reading executions took over ${TRACE_PASS_TIMEOUT_MS} ms`)),
-        TRACE_PASS_TIMEOUT_MS,
-      );
-    });
-    const work = readRecentExecutions(this.pool, query);
-    work.catch(() => undefined); // a failure after the bound passed is not left unhandled
-    return Promise.race([work, timedOut]).finally(() => clearTimeout(timer));
+    return withinTraceBound(readRecentExecutions(this.pool, query), 'reading executions');
   }
 
   async close(): Promise<void> {

@@ -1,33 +1,20 @@
 import type { FactoryProvider, InjectionToken, OptionalFactoryDependency } from '@nestjs/common';
 import { ElasticJobRegistry } from '../elastic-job.registry.js';
-import { JobConfigurationError } from '../errors/elastic-job.errors.js';
+import type { TracedEventSource } from '../tracing/tracing-service.js';
+import { tracingProvider, tracingProviderAsync, validateDatabaseTracingOptions } from '../tracing/tracing-providers.js';
 import { ElasticJobPostgresTracing, type PostgresTracingOptions } from './postgres-tracing.js';
 
 /** Checks the options before anything connects; a JobConfigurationError names the field. */
 export function validatePostgresTracingOptions(options: PostgresTracingOptions): void {
-  const fail = (field: string, detail: string): never => {
-    throw new JobConfigurationError(undefined, `tracing.postgres.${field}`, detail);
-  };
-  if (!options || typeof options !== 'object') fail('options', 'postgresTracing() needs an options object');
-  const given = [options.connectionString !== undefined, options.pool !== undefined].filter(Boolean).length;
-  if (given !== 1)
-    fail('connectionString', 'give either connectionString or pool (an existing pg.Pool), not both or neither');
-  if (
-    options.connectionString !== undefined &&
-    (typeof options.connectionString !== 'string' || !options.connectionString)
-  )
-    fail('connectionString', 'must be a non-empty string, e.g. postgres://user:password@host:5432/database');
-  for (const field of [
-    'maxBufferedEvents',
-    'flushIntervalMilliseconds',
-    'batchSize',
-    'shutdownFlushTimeoutMilliseconds',
-  ] as const) {
-    const value = options[field];
-    if (value !== undefined && (!Number.isInteger(value) || value <= 0))
-      fail(field, `must be an integer > 0, got ${JSON.stringify(value)}`);
-  }
+  validateDatabaseTracingOptions(options, {
+    key: 'postgres',
+    factory: 'postgresTracing()',
+    pool: 'an existing pg.Pool',
+    example: 'postgres://user:password@host:5432/database',
+  });
 }
+
+const make = (jobs: TracedEventSource, options: PostgresTracingOptions) => new ElasticJobPostgresTracing(jobs, options);
 
 /**
  * The tracing provider, for the `providers` of the module that imports ElasticJobModule:
@@ -35,12 +22,7 @@ export function validatePostgresTracingOptions(options: PostgresTracingOptions):
  * @publicApi
  */
 export function postgresTracing(options: PostgresTracingOptions): FactoryProvider<ElasticJobPostgresTracing> {
-  validatePostgresTracingOptions(options);
-  return {
-    provide: ElasticJobPostgresTracing,
-    useFactory: (jobs: ElasticJobRegistry) => new ElasticJobPostgresTracing(jobs, options),
-    inject: [ElasticJobRegistry],
-  };
+  return tracingProvider(ElasticJobPostgresTracing, ElasticJobRegistry, options, validatePostgresTracingOptions, make);
 }
 
 /**
@@ -53,13 +35,11 @@ export function postgresTracingAsync(factory: {
   useFactory: (...args: never[]) => PostgresTracingOptions | Promise<PostgresTracingOptions>;
   inject?: Array<InjectionToken | OptionalFactoryDependency>;
 }): FactoryProvider<ElasticJobPostgresTracing> {
-  return {
-    provide: ElasticJobPostgresTracing,
-    useFactory: async (jobs: ElasticJobRegistry, ...args: unknown[]) => {
-      const options = await factory.useFactory(...(args as never[]));
-      validatePostgresTracingOptions(options);
-      return new ElasticJobPostgresTracing(jobs, options);
-    },
-    inject: [ElasticJobRegistry, ...(factory.inject ?? [])],
-  };
+  return tracingProviderAsync(
+    ElasticJobPostgresTracing,
+    ElasticJobRegistry,
+    factory,
+    validatePostgresTracingOptions,
+    make,
+  );
 }

@@ -9,7 +9,7 @@ export const TRACED_EVENT_TYPES: ReadonlySet<string> = new Set(['item.started', 
 
 /**
  * Where execution traces are written: ElasticJob's RDB tracing tables in one database (PostgreSQL's is
- * `nestjs-elastic-job/postgres`; a MySQL one would be another file implementing this). The store does the I/O only;
+ * `nestjs-elastic-job/postgres`, MySQL's `nestjs-elastic-job/mysql`). The store does the I/O only;
  * TraceWriter buffers, batches, retries, bounds every pass and logs outages. @publicApi
  */
 export interface TraceStore extends ExecutionHistory {

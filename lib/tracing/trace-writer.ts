@@ -17,6 +17,19 @@ const MAX_RETRY_DELAY_MS = 30_000;
 export const TRACE_PASS_TIMEOUT_MS = 10_000;
 
 /**
+ * `work` within TRACE_PASS_TIMEOUT_MS, or an Error saying that `what` took longer: a store's reads (the console's
+ * executions) are bounded like its passes. A failure of `work` after the bound passed is not left unhandled.
+ */
+export function withinTraceBound<T>(work: Promise<T>, what: string): Promise<T> {
+  let timer: NodeJS.Timeout | undefined;
+  const timedOut = new Promise<never>((_, reject) => {
+    timer = setTimeout(() => reject(new Error(`${what} took over ${TRACE_PASS_TIMEOUT_MS} ms`)), TRACE_PASS_TIMEOUT_MS);
+  });
+  work.catch(() => undefined);
+  return Promise.race([work, timedOut]).finally(() => clearTimeout(timer));
+}
+
+/**
  * Writes execution traces into a TraceStore without ever holding a firing up (docs/guide/tracing.md):
  * push() only appends to a buffer; a timer writes it in batches. While the store is down or failing, events wait (up
  * to `maxBufferedEvents`, then the oldest go, counted) and writing is retried with backoff; its outage is logged once

@@ -14,3 +14,8 @@ export function describeItems(items: readonly number[], maxParts = 12): string {
   if (parts.length <= maxParts) return parts.join(',');
   return `${parts.slice(0, maxParts).join(',')},... (${sorted.length} items)`;
 }
+
+/** Java's `List.toString()`, which ElasticJob's messages and its status table use for item lists: `[0, 1, 2]`. */
+export function javaItemList(items: readonly number[]): string {
+  return `[${items.join(', ')}]`;
+}

@@ -19,7 +19,7 @@ describe('the API reference', () => {
       timeout: 180_000,
     });
     expect(log).toMatch(/html generated/); // TypeDoc exits non-zero on an error, which throws above
-    for (const entry of ['', '_terminus', '_opentelemetry', '_postgres', '_microservices', '_console']) {
+    for (const entry of ['', '_terminus', '_opentelemetry', '_postgres', '_microservices', '_console', '_mysql']) {
       expect(existsSync(join(out, 'modules', `nestjs-elastic-job${entry}.html`)), entry).toBe(true);
     }
     const operator = readFileSync(join(out, 'classes', 'nestjs-elastic-job.ElasticJobOperator.html'), 'utf8');

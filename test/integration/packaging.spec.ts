@@ -82,11 +82,12 @@ describe('the package as published', () => {
       './postgres',
       './microservices',
       './console',
+      './mysql',
       './package.json',
     ]);
     for (const entry of ['dist/terminus/index.js', 'dist/cjs/terminus/index.js', 'dist/terminus/index.d.ts'])
       expect(files.has(entry), entry).toBe(true);
-    const optional = ['@nestjs/terminus', '@opentelemetry/', 'pg', '@nestjs/microservices'];
+    const optional = ['@nestjs/terminus', '@opentelemetry/', 'pg', '@nestjs/microservices', 'mysql2'];
     for (const entry of ['dist/index.js', 'dist/cjs/index.js']) {
       const imported = bareImports(entry);
       expect(imported.has('@nestjs/common'), entry).toBe(true); // the walk does reach the core's imports
@@ -98,6 +99,7 @@ describe('the package as published', () => {
     expect(bareImports('dist/terminus/index.js').has('@nestjs/terminus')).toBe(true);
     expect(bareImports('dist/opentelemetry/index.js').has('@opentelemetry/api')).toBe(true);
     expect(bareImports('dist/postgres/index.js').has('pg')).toBe(true);
+    expect(bareImports('dist/mysql/index.js').has('mysql2/promise')).toBe(true);
     expect(bareImports('dist/microservices/index.js').has('@nestjs/microservices')).toBe(true);
     // The console needs nothing beyond the core's peers, and its browser script's DOM types stay in its own file.
     for (const entry of ['dist/console/index.js', 'dist/cjs/console/index.js', 'dist/console/index.d.ts'])

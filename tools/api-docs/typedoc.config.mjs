@@ -10,6 +10,7 @@ export default {
     '../../lib/postgres/index.ts',
     '../../lib/microservices/index.ts',
     '../../lib/console/index.ts',
+    '../../lib/mysql/index.ts',
   ],
   tsconfig: '../../tsconfig.build.json',
   name: 'nestjs-elastic-job',

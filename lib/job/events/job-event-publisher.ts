@@ -2,6 +2,7 @@ import { randomUUID } from 'node:crypto';
 import { hostname } from 'node:os';
 import type { ExecutionEventMap, ExecutionEvents, ExecutionObserver } from './execution-events.js';
 import { buildTaskId } from '../paths.js';
+import { javaItemList } from '../../util/item-list.js';
 import type { FiringSource } from './firing-state.js';
 import type {
   ElasticJobEvent,
@@ -37,11 +38,6 @@ const HOSTNAME = hostname();
 
 export function toExecutionSource(source: FiringSource): ExecutionSource {
   return SOURCES[source];
-}
-
-/** Java's `List.toString()`, which ElasticJob's messages and its status table use for item lists: `[0, 1, 2]`. */
-export function javaItemList(items: readonly number[]): string {
-  return `[${items.join(', ')}]`;
 }
 
 /**
