@@ -146,7 +146,11 @@ export function resolveConsoleOptions(
       );
     names.add(entry.name);
     try {
-      validateZookeeperOptions({ serverLists: entry.serverLists, namespace: entry.namespace, digest: entry.digest });
+      // Another registry names its servers: ZK_CONNECT is the app's own (an empty environment: never read here).
+      validateZookeeperOptions(
+        { serverLists: entry.serverLists, namespace: entry.namespace, digest: entry.digest },
+        {},
+      );
     } catch (error) {
       fail(field, describeError(error));
     }
