@@ -67,7 +67,7 @@ function checkCron(cron: unknown, timeZone: string | undefined): string | undefi
   const fields = cron.trim().split(/\s+/);
   if (fields.length === 7 && fields[6] !== '*') return `'${cron}' has a Quartz year field; only '*' is supported there`;
   if (fields.length < 5 || fields.length > 7)
-    return `'${cron}' must have 6 fields (seconds first, e.g. '*/5 * * * * *') or 5 (minute first, e.g. '*/5 * * * *')`;
+    return `'${cron}' must have 5 or 6 fields: 6 are read seconds first ('*/5 * * * * *'), 5 minute first ('*/5 * * * *')`;
   // Quartz's 'W' (nearest weekday) belongs to day-of-month; elsewhere a W is part of a name (WED).
   const dayOfMonth = fields[fields.length >= 6 ? 3 : 2] ?? '';
   if (/W/i.test(dayOfMonth)) return `'${cron}': the Quartz 'W' (nearest weekday) is not supported`;
