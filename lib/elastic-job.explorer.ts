@@ -298,6 +298,7 @@ export class ElasticJobExplorer implements OnModuleInit {
         providedErrorHandlers: provided.errorHandlers,
       },
       owner: resolveJobClass(options, owner),
+      ...(typeof options.cron === 'string' ? { writtenCron: options.cron } : {}),
       ...rest,
     };
   }

@@ -163,7 +163,9 @@ export function checkSnippets(root, files = docFiles(root)) {
     const origin = new Map();
     blocks.forEach((block, index) => {
       const page = block.file.replace(/[^\w]+/g, '_');
-      const path = join(page, block.name ?? `block-${index}.ts`);
+      // A name taken on the page (`// main.ts (CommonJS)` beside `// main.ts (ES modules)`): the later one is a block.
+      const named = block.name !== undefined && !origin.has(join(page, block.name));
+      const path = join(page, named ? block.name : `block-${index}.ts`);
       mkdirSync(join(dir, page), { recursive: true });
       // `export {}` makes a block without imports a module too (its top-level await and names stay its own).
       writeFileSync(join(dir, path), `${block.code}\nexport {};\n`);

@@ -97,8 +97,12 @@ export class ConsoleNamespace {
   }
 
   async jobs(query: { name?: string; status?: string; offset: number; limit: number }): Promise<ConsoleJobsPage> {
-    await this.follower.ensure();
+    // The watch is started beside the read, not before it: each waits up to the connection timeout for ZooKeeper,
+    // and one after the other made an unreachable ZooKeeper's 503 come after twice the bound its message states.
+    // Without the watch yet, every row is read (rows.current(false)); the watch, once started, marks them all again.
+    const watching = this.follower.ensure();
     const rows = await this.rows.current(this.follower.following);
+    await watching;
     const counts = Object.fromEntries(JOB_BRIEF_STATUSES.map((status) => [status, 0])) as Record<
       JobBriefStatus,
       number
@@ -117,7 +121,7 @@ export class ConsoleNamespace {
 
   /** Undefined when the namespace has no such job. */
   async job(jobName: string): Promise<ConsoleJobDetail | undefined> {
-    await this.follower.ensure();
+    const watching = this.follower.ensure(); // beside the reads, as in jobs()
     const [brief, config, sharding, servers] = await Promise.all([
       this.operator.getJobBriefInfo(jobName),
       this.operator.getJobConfiguration(jobName),
@@ -127,6 +131,7 @@ export class ConsoleNamespace {
         throw error;
       }),
       this.operator.getJobServersInfo(jobName),
+      watching,
     ]);
     if (brief === undefined || config === undefined) return undefined;
     const row = withSchedule(brief, config.timeZone);

@@ -146,8 +146,14 @@ export function resolveConsoleOptions(
         `'${entry.name}' is taken (${entry.name === APP_REGISTRY ? "the app's own registry" : 'another entry'})`,
       );
     names.add(entry.name);
+    // Another registry names its servers: ZK_CONNECT is the app's own (never read here: an empty environment below).
+    if (entry.serverLists === undefined)
+      fail(`${field}.serverLists`, 'is required: the servers of that registry, "host:port[,host:port...]"');
     try {
-      validateZookeeperOptions({ serverLists: entry.serverLists, namespace: entry.namespace, digest: entry.digest });
+      validateZookeeperOptions(
+        { serverLists: entry.serverLists, namespace: entry.namespace, digest: entry.digest },
+        {},
+      );
     } catch (error) {
       fail(field, describeError(error));
     }

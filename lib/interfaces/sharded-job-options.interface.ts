@@ -40,7 +40,8 @@ export interface ShardedJobOptions {
   /** Unique in the namespace; the ZooKeeper node `/{namespace}/{jobName}`. */
   jobName: string;
   /**
-   * 6 fields with seconds (`*\/5 * * * * *`) or 5 fields. Quartz's `?` is read as `*`. Day-of-week 0 or 7 = Sunday.
+   * 6 fields are read seconds first (`*\/5 * * * * *`: every 5 seconds), 5 fields minute first (`*\/5 * * * *`: every
+   * 5 minutes). Quartz's `?` is read as `*`. Day-of-week 0 or 7 = Sunday.
    * Stored in ZooKeeper in Quartz's dialect, so restricting both day-of-month and day-of-week is refused.
    * Required, except for a one-off job (`oneOff: true`), which has none.
    */

@@ -124,12 +124,17 @@ export class ZookeeperRegistryCenter implements RegistryCenter {
     throw new RegistryError(
       'CONNECTION_LOSS',
       undefined,
-      `could not connect to ZooKeeper at ${config.serverLists} within ` +
+      `could not connect to ZooKeeper at ${registry.settings.serverLists} within ` +
         `${registry.settings.connectionTimeoutMilliseconds} ms${hint ? `: ${hint}` : ''}`,
     );
   }
 
   async start(): Promise<boolean> {
+    // Said before the wait: with ZooKeeper away, nothing else is logged until the wait ends (docs/operations/runbook.md).
+    this.logger.log(
+      `connecting to ZooKeeper at ${this.settings.serverLists} (namespace '${this.settings.namespace}'); waiting up ` +
+        `to ${this.settings.connectionTimeoutMilliseconds} ms for it (zookeeper.connectionTimeoutMilliseconds)`,
+    );
     this.session.start();
     const connected = await this.session.waitForConnection(this.settings.connectionTimeoutMilliseconds);
     if (!connected) {

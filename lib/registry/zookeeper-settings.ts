@@ -14,27 +14,46 @@ export const DEFAULT_ZOOKEEPER_SETTINGS = {
 /** Every setting with its value: what the user gave, else the default. */
 export type ZookeeperSettings = Required<Omit<ZookeeperConfiguration, 'digest'>> & { digest?: string };
 
-/** The one place ZooKeeper option defaults are merged (an `undefined` option takes the default too). */
+/**
+ * The one place ZooKeeper option defaults are merged (an `undefined` option takes the default too); `serverLists`
+ * defaults to `ZK_CONNECT` (serverListsOf).
+ */
 export function resolveZookeeperSettings(config: ZookeeperConfiguration): ZookeeperSettings {
   const given = Object.fromEntries(Object.entries(config).filter(([, value]) => value !== undefined));
-  return { ...DEFAULT_ZOOKEEPER_SETTINGS, ...given } as ZookeeperSettings;
+  return { ...DEFAULT_ZOOKEEPER_SETTINGS, ...given, serverLists: serverListsOf(config) ?? '' } as ZookeeperSettings;
+}
+
+/**
+ * The servers: `serverLists` as given, else the environment's `ZK_CONNECT` as the CLI reads it (lib/cli/arguments.ts:
+ * an empty one is none); undefined when neither.
+ */
+export function serverListsOf(zk: ZookeeperConfiguration, env: NodeJS.ProcessEnv = process.env): string | undefined {
+  return zk.serverLists ?? (env.ZK_CONNECT || undefined);
 }
 
 /**
  * Checks the `zookeeper` options (of the module, or of a standalone operator); throws a JobConfigurationError
  * naming the field, before any connection is made.
  */
-export function validateZookeeperOptions(zk: ZookeeperConfiguration): void {
+export function validateZookeeperOptions(zk: ZookeeperConfiguration, env: NodeJS.ProcessEnv = process.env): void {
   function fail(field: string, detail: string): never {
     throw new JobConfigurationError(undefined, field, detail);
   }
   if (!zk || typeof zk !== 'object') fail('zookeeper', 'is required: { serverLists, namespace }');
-  const servers = typeof zk.serverLists === 'string' ? parseServerLists(zk.serverLists) : 'it is not a string';
+  const serverLists = serverListsOf(zk, env);
+  if (serverLists === undefined)
+    fail(
+      'zookeeper.serverLists',
+      'is not given and ZK_CONNECT is not set: give zookeeper.serverLists ("host:port[,host:port...]"), or set the ' +
+        'environment variable ZK_CONNECT=host:port[,host:port...] (`npx nestjs-elastic-job zookeeper` runs one for ' +
+        'development and prints it)',
+    );
+  const servers = typeof serverLists === 'string' ? parseServerLists(serverLists) : 'it is not a string';
   if (typeof servers === 'string') {
     fail(
       'zookeeper.serverLists',
       `must be "host:port[,host:port...][/chroot]" with ports in 1..65535: ${servers} (got ` +
-        `${JSON.stringify(zk.serverLists)})`,
+        `${JSON.stringify(serverLists)}${zk.serverLists === undefined ? ' from ZK_CONNECT' : ''})`,
     );
   }
   const namespaceProblem = typeof zk.namespace === 'string' ? namespacePathProblem(zk.namespace) : 'is not a string';

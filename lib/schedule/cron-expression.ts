@@ -37,6 +37,16 @@ export function normalizeCron(cron: string): string {
   return fields.map((field) => (field === '?' ? '*' : field)).join(' ');
 }
 
+/**
+ * How a 5-field cron as written was read, for the job's start-up line: minute first (cron-parser's and Unix's
+ * reading), where 6 fields are read seconds first. Undefined for any other cron (a preset, 6 or 7 fields).
+ */
+export function fiveFieldReading(written: string | undefined, kept: string): string | undefined {
+  if (written === undefined || expandCronPreset(written) !== written) return undefined;
+  if (written.trim().split(/\s+/).length !== 5) return undefined;
+  return `cron '${written}' has 5 fields: read minute first, as '${kept}' (6 fields are read seconds first)`;
+}
+
 // Parsing is the costly part of cron-parser (a thousand every-second jobs parse a thousand times a second
 // otherwise). Both caches are keyed by the expression and zone, so jobs sharing a cron share one entry; they
 // are pure (an expression is reset before each use) and bounded by the distinct crons an app declares.
@@ -57,7 +67,7 @@ function checkCron(cron: unknown, timeZone: string | undefined): string | undefi
   const fields = cron.trim().split(/\s+/);
   if (fields.length === 7 && fields[6] !== '*') return `'${cron}' has a Quartz year field; only '*' is supported there`;
   if (fields.length < 5 || fields.length > 7)
-    return `'${cron}' must have 5 or 6 fields (seconds first), e.g. '*/5 * * * * *'`;
+    return `'${cron}' must have 5 or 6 fields: 6 are read seconds first ('*/5 * * * * *'), 5 minute first ('*/5 * * * *')`;
   // Quartz's 'W' (nearest weekday) belongs to day-of-month; elsewhere a W is part of a name (WED).
   const dayOfMonth = fields[fields.length >= 6 ? 3 : 2] ?? '';
   if (/W/i.test(dayOfMonth)) return `'${cron}': the Quartz 'W' (nearest weekday) is not supported`;

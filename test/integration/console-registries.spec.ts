@@ -127,5 +127,10 @@ describe('console over several registries', () => {
       /registries\[0\]\.actions/,
     );
     expect(() => resolveConsoleOptions({ registries: [{ ...entry, url: 'x' } as never] })).toThrow(/is not an option/);
+    // ZK_CONNECT is the app's registry, never another one's servers.
+    const { serverLists: _servers, ...withoutServers } = entry;
+    expect(() => resolveConsoleOptions({ registries: [withoutServers as never] })).toThrow(
+      /registries\[0\]\.serverLists.*is required/,
+    );
   });
 });

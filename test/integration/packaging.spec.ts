@@ -1,4 +1,4 @@
-import { execFileSync, spawnSync } from 'node:child_process';
+import { execFile, execFileSync, spawnSync } from 'node:child_process';
 import {
   existsSync,
   mkdirSync,
@@ -11,8 +11,10 @@ import {
 } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { dirname, join, resolve } from 'node:path';
+import { promisify } from 'node:util';
 import { beforeAll, describe, expect, it } from 'vitest';
-import { uniqueNamespace, zkConnect } from '../support/zk.js';
+import { LineProcess } from '../support/line-process.js';
+import { startRegistry, uniqueNamespace, zkConnect } from '../support/zk.js';
 
 /**
  * What `npm publish` would ship, from a fresh `npm run build`, and that it works where users put it: the license,
@@ -26,6 +28,7 @@ interface PackedFile {
 }
 
 const FIXTURE = resolve('test/fixtures/nest11-cjs');
+const execFileAsync = promisify(execFile);
 
 let files: Set<string>;
 let tarball: string;
@@ -185,7 +188,78 @@ describe('the package as published', () => {
       rmSync(app, { recursive: true, force: true });
     }
   }, 240_000);
+  it("builds and runs Getting started's two apps from the page's own code blocks: CommonJS (nest new) and ES modules", async () => {
+    installPackedLibrary();
+    const page = readFileSync('docs/getting-started.md', 'utf8');
+    const blocks = namedBlocks(page);
+    expect(page).toContain('`"type": "module"` in `package.json`');
+    const apps = (['CommonJS', 'ES modules'] as const).map((system) => {
+      const app = mkdtempSync(join(tmpdir(), 'nestjs-elastic-job-getting-started-'));
+      mkdirSync(join(app, 'src'));
+      symlinkSync(join(FIXTURE, 'node_modules'), join(app, 'node_modules'));
+      // What `npm init` writes now, or what the page asks of an ES-module app.
+      writeFileSync(join(app, 'package.json'), JSON.stringify({ type: system === 'CommonJS' ? 'commonjs' : 'module' }));
+      writeFileSync(join(app, 'tsconfig.json'), blocks.get(`tsconfig.json (${system})`)!);
+      for (const file of ['app.module.ts', 'region-report.job.ts'])
+        writeFileSync(join(app, 'src', file), blocks.get(file)!);
+      writeFileSync(join(app, 'src', 'main.ts'), blocks.get(`main.ts (${system})`)!);
+      return { system, app };
+    });
+    try {
+      // As the page says: npx tsc -p tsconfig.json && node dist/main.js, with ZK_CONNECT set. Each app under a
+      // chroot of its own, so that the page's namespace is the test's and the two apps are not one cluster.
+      await Promise.all(
+        apps.map(({ app }) =>
+          execFileAsync(process.execPath, [join(FIXTURE, 'node_modules/typescript/bin/tsc'), '-p', 'tsconfig.json'], {
+            cwd: app,
+            timeout: 120_000,
+          }),
+        ),
+      );
+      const runs = [];
+      for (const { system, app } of apps) {
+        const chroot = uniqueNamespace('getting-started');
+        await (await startRegistry({ namespace: chroot })).close();
+        const env = { ...process.env, ZK_CONNECT: `${zkConnect()}/${chroot}`, NO_COLOR: '1' };
+        runs.push({ system, run: new LineProcess(process.execPath, [join(app, 'dist', 'main.js')], env) });
+      }
+      try {
+        for (const { system, run } of runs) {
+          // The four items of the first firing (every 10 s), each logged by the page's job.
+          const items = new Set<string>();
+          await run.waitForLine((line) => {
+            const item = /\[RegionReportJob\] item (\d): (\S+)/.exec(line);
+            if (item) items.add(`${item[1]}=${item[2]}`);
+            return items.size === 4;
+          }, 60_000);
+          expect([...items].sort(), system).toEqual(['0=eu-west', '1=eu-central', '2=us-east', '3=ap-south']);
+        }
+      } finally {
+        for (const { run } of runs) run.child.kill('SIGTERM');
+        for (const { system, run } of runs) {
+          await run.exited; // Nest's shutdown hooks close the app, then raise the signal again
+          expect(run.stderr, system).toBe('');
+          expect(
+            run.lines.some((line) => /\[ElasticJob:region-report\] shut down/.test(line)),
+            system,
+          ).toBe(true);
+        }
+      }
+    } finally {
+      for (const { app } of apps) rmSync(app, { recursive: true, force: true });
+    }
+  }, 240_000);
 });
+
+/** A page's fenced blocks whose first line is a comment naming them (`// main.ts (CommonJS)`), by that name. */
+function namedBlocks(page: string): Map<string, string> {
+  const blocks = new Map<string, string>();
+  for (const match of page.matchAll(/^```\w+\n\/\/ ([^\n]+)\n[\s\S]*?^```$/gm)) {
+    const [block, name] = match;
+    blocks.set(name!.trim(), `${block.slice(block.indexOf('\n') + 1, block.lastIndexOf('```'))}`);
+  }
+  return blocks;
+}
 
 /** The packed tarball unpacked into the fixture's node_modules (its dependencies installed first); its path. */
 function installPackedLibrary(): string {

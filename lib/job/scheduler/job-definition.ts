@@ -18,6 +18,8 @@ export interface JobDefinition {
   plugins?: CustomPlugins;
   /** The job's identity (`jobClass`, default `ClassName.methodName`): stored in its root node, compared on join. */
   owner: string;
+  /** The cron as the options wrote it (`config.cron` holds the form kept): a 5-field one's reading is logged. */
+  writtenCron?: string;
   handler: JobHandler;
   /**
    * Declared with `{ jobName, type }` only (a typed job): it joins the job stored in ZooKeeper and takes its whole

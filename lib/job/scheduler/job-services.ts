@@ -1,6 +1,7 @@
 import { Logger } from '@nestjs/common';
 import { JobConfigurationError } from '../../errors/elastic-job.errors.js';
 import type { RegistryCenter } from '../../registry/registry-center.js';
+import { fiveFieldReading } from '../../schedule/cron-expression.js';
 import { CronTrigger } from '../../schedule/cron-trigger.js';
 import { PreparationLead, preparationLead } from '../../schedule/preparation-lead.js';
 import { ConfigService } from '../config/config.service.js';
@@ -52,6 +53,8 @@ export interface JobServices {
   readonly trigger: CronTrigger;
   /** The reactions to the cluster's changes, one handler per concern, in the folder of its concern. */
   readonly reactions: ClusterChangeListeners;
+  /** How the job's 5-field cron was read, said when it starts firing (while that cron is the one in force). */
+  readonly cronReading: { readonly cron: string; readonly note: string } | undefined;
   /** Fires the job now on every live instance (trigger/trigger-all-instances.ts); resolves with their ids. */
   triggerAll(jobParameter?: string): Promise<string[]>;
 }
@@ -161,6 +164,12 @@ export function wireJobServices(
     coordinationEvents: new CoordinationEventWatcher(ctx, config, leader, sharding),
     trigger,
     reactions,
+    cronReading: cronReading(definition),
     triggerAll: (jobParameter) => triggerAllInstances(registry, paths, jobParameter),
   };
+}
+
+function cronReading(definition: JobDefinition): JobServices['cronReading'] {
+  const note = fiveFieldReading(definition.writtenCron, definition.config.cron);
+  return note === undefined ? undefined : { cron: definition.config.cron, note };
 }

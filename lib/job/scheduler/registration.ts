@@ -127,7 +127,7 @@ export class JobRegistration {
 
   /** Registered: the firing loop and the services that run beside it start. */
   private startFiring(): void {
-    const { ctx, config, trigger, reconcile, coordinationEvents, executor } = this.services;
+    const { ctx, config, trigger, reconcile, coordinationEvents, executor, cronReading } = this.services;
     const { cron, timeZone } = config.load();
     trigger.reschedule(cron, timeZone);
     trigger.start();
@@ -138,7 +138,8 @@ export class JobRegistration {
       .catch((error: unknown) => ctx.logger.warn(`failover claim failed: ${String(error)}`));
     ctx.logger.log(
       `registered as ${ctx.instanceId}; ` +
-        (cron === '' ? 'one-off: runs when triggered' : `next firings ${describeNextFirings(cron, timeZone)}`),
+        (cron === '' ? 'one-off: runs when triggered' : `next firings ${describeNextFirings(cron, timeZone)}`) +
+        (cronReading?.cron === cron ? `; ${cronReading.note}` : ''),
     );
   }
 
