@@ -178,3 +178,19 @@ export function boolProp(props: Readonly<Record<string, string>>, prop: string, 
   const value = props[prop];
   return value === undefined || value.trim() === '' ? fallback : value.trim().toLowerCase() === 'true';
 }
+
+/**
+ * A config node's YAML with the secret properties' values masked, line by line (a dump shows the node as text): a
+ * `props` entry is one line as both writers write it (`  email.password: ...`, its value plain or quoted).
+ */
+export function maskSecretsInConfigYaml(text: string): string {
+  return text.replace(
+    /^(\s+)(email\.password|dingtalk\.secret|wechat\.webhook|dingtalk\.webhook|webhook\.url):[ \t]*(.*)$/gm,
+    (_line, indent: string, prop: string, value: string) => {
+      const unquoted = value
+        .replace(/^'(.*)'$/, (_m, inner: string) => inner.replace(/''/g, "'"))
+        .replace(/^"(.*)"$/, '$1');
+      return `${indent}${prop}: ${unquoted === '' ? value : `'${maskedValue(prop, unquoted)}'`}`;
+    },
+  );
+}
