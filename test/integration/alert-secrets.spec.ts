@@ -191,6 +191,22 @@ describe('alert secrets', () => {
     });
     expect(put.status).toBe(200);
     outputs.push(await put.text());
+    // Refused as the other surfaces refuse it, naming the prop (nothing written: the stored URL is read below).
+    const refusedPut = await fetch(`${url}/api/jobs/hook/config`, {
+      method: 'PUT',
+      headers: { 'content-type': 'application/json', cookie, [CSRF_HEADER]: token },
+      body: JSON.stringify({ props: { ...detail.props, 'webhook.url': 'S3CRET-hook' } }),
+    });
+    const refusal = await refusedPut.text();
+    expect({ status: refusedPut.status, body: JSON.parse(refusal) as unknown }).toMatchObject({
+      status: 400,
+      body: {
+        name: 'JobConfigurationError',
+        code: 'INVALID_CONFIGURATION',
+        message: expect.stringContaining("'props.webhook.url'"),
+      },
+    });
+    outputs.push(refusal);
     await eventually(
       () => audit.length,
       (n) => n === 1,
