@@ -12,7 +12,6 @@ export interface ReceivedMail {
   bcc: string[];
   text: string;
   html: string;
-  contentType: string | undefined;
   /** TLS from the first byte (SMTPS) or upgraded by STARTTLS. */
   secure: boolean;
   user: string | undefined;
@@ -62,32 +61,27 @@ export async function startSmtp(options: {
       callback(new Error('Invalid username or password'));
     },
     onData(stream, session, callback) {
-      simpleParser(stream).then(
-        (mail) => {
-          const addresses = (field: typeof mail.to): string[] =>
-            (Array.isArray(field) ? field : field ? [field] : []).flatMap((list) => list.value.map((a) => a.address!));
-          mails.push({
-            envelope: {
-              from: session.envelope.mailFrom ? session.envelope.mailFrom.address : '',
-              to: session.envelope.rcptTo.map((rcpt) => rcpt.address),
-            },
-            subject: mail.subject,
-            from: mail.from?.value[0]?.address,
-            to: addresses(mail.to),
-            cc: addresses(mail.cc),
-            bcc: addresses(mail.bcc),
-            text: mail.text ?? '',
-            html: typeof mail.html === 'string' ? mail.html : '',
-            contentType: mail.headers.get('content-type')
-              ? JSON.stringify(mail.headers.get('content-type'))
-              : undefined,
-            secure: session.secure,
-            user: typeof session.user === 'string' ? session.user : undefined,
-          });
-          callback();
-        },
-        (error: Error) => callback(error),
-      );
+      simpleParser(stream, (error: Error | null, mail) => {
+        if (error) return callback(error);
+        const addresses = (field: typeof mail.to): string[] =>
+          (Array.isArray(field) ? field : field ? [field] : []).flatMap((list) => list.value.map((a) => a.address!));
+        mails.push({
+          envelope: {
+            from: session.envelope.mailFrom ? session.envelope.mailFrom.address : '',
+            to: session.envelope.rcptTo.map((rcpt) => rcpt.address),
+          },
+          subject: mail.subject,
+          from: mail.from?.value[0]?.address,
+          to: addresses(mail.to),
+          cc: addresses(mail.cc),
+          bcc: addresses(mail.bcc),
+          text: mail.text ?? '',
+          html: typeof mail.html === 'string' ? mail.html : '',
+          secure: session.secure,
+          user: typeof session.user === 'string' ? session.user : undefined,
+        });
+        callback();
+      });
     },
   });
   await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
