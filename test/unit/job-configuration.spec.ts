@@ -104,7 +104,7 @@ describe('resolveJobConfiguration', () => {
           'dingtalk.readTimeoutMilliseconds': '-1',
         },
       },
-      /integer/,
+      /should be positive, got -1/,
     ],
     ['props.webhook.url', { jobErrorHandlerType: 'WEBHOOK', props: { 'webhook.url': 'ftp://x.example/hook' } }, /http/],
     [

@@ -75,7 +75,7 @@ export function alertPropsProblem(
   for (const prop of rules.positive) {
     const value = props[prop];
     // PropertiesPreconditions.checkPositiveInteger: "should be integer", "should be positive"; at most a port's.
-    if (value !== undefined && !/^\s*\d+\s*$/.test(value))
+    if (value !== undefined && !/^\s*[+-]?\d+\s*$/.test(value))
       return { prop, detail: `should be an integer, got ${JSON.stringify(value.slice(0, 64))}` };
     const n = Number(value);
     if (value !== undefined && (n <= 0 || (prop === 'email.port' ? n > 65535 : n > 2_147_483_647)))

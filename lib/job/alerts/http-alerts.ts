@@ -102,18 +102,20 @@ async function post(url: URL, body: unknown, limits: Timeouts): Promise<{ status
   } catch (error) {
     throw new DependencyUnavailableError(where, `POST to ${where} ${failure(error, limits.connectMs + limits.readMs)}`);
   }
+  let timer: NodeJS.Timeout | undefined;
   try {
     const text = await Promise.race([
       response.text(),
       new Promise<never>((_, reject) => {
-        const timer = setTimeout(() => reject(new DOMException('timed out', 'TimeoutError')), limits.readMs);
-        timer.unref();
+        timer = setTimeout(() => reject(new DOMException('timed out', 'TimeoutError')), limits.readMs);
       }),
     ]);
     return { status: response.status, text: text.slice(0, 4096) };
   } catch (error) {
     void response.body?.cancel().catch(() => undefined);
     throw new DependencyUnavailableError(where, `reading the answer of ${where} ${failure(error, limits.readMs)}`);
+  } finally {
+    clearTimeout(timer);
   }
 }
 
