@@ -31,7 +31,14 @@ afterEach(async () => {
   vi.restoreAllMocks();
 });
 
-const SECRETS = ['pw-S3CRET-mail', 'SEC-S3CRET-ding', 'tok-S3CRET-ding', 'key-S3CRET-wecom', 'S3CRET-hook'];
+const SECRETS = [
+  'pw-S3CRET-mail',
+  'pw-S3CRET-new',
+  'SEC-S3CRET-ding',
+  'tok-S3CRET-ding',
+  'key-S3CRET-wecom',
+  'S3CRET-hook',
+];
 
 const audit: ElasticJobEvent[] = [];
 @Injectable()
@@ -207,12 +214,24 @@ describe('alert secrets', () => {
       },
     });
     outputs.push(refusal);
+    // A secret changed in the console: audited as a change of props, both sides masked.
+    const mailer = JSON.parse(await (await fetch(`${url}/api/jobs/mailer`)).text()) as {
+      props: Record<string, string>;
+    };
+    const changedSecret = await fetch(`${url}/api/jobs/mailer/config`, {
+      method: 'PUT',
+      headers: { 'content-type': 'application/json', cookie, [CSRF_HEADER]: token },
+      body: JSON.stringify({ props: { ...mailer.props, 'email.password': 'pw-S3CRET-new' } }),
+    });
+    expect(changedSecret.status).toBe(200);
+    outputs.push(await changedSecret.text());
     await eventually(
       () => audit.length,
-      (n) => n === 1,
+      (n) => n === 2,
       10_000,
-      'the audit event',
+      'the audit events',
     );
+    expect(audit[1]).toMatchObject({ jobName: 'mailer', changes: { props: expect.any(Object) } });
     outputs.push(JSON.stringify(audit));
 
     const everything = [
@@ -230,7 +249,7 @@ describe('alert secrets', () => {
     expect(await stored('ding')).toContain('  dingtalk.secret: SEC-S3CRET-ding\n');
     expect(await stored('ding')).toContain(`access_token=tok-S3CRET-ding`);
     expect(await stored('ding')).toContain('  dingtalk.keyword: jobs\n');
-    expect(await stored('mailer')).toContain('  email.password: pw-S3CRET-mail\n');
+    expect(await stored('mailer')).toContain('  email.password: pw-S3CRET-new\n');
     expect(await stored('mailer')).toContain('  email.subject: CLI\n');
     expect(await stored('wecom')).toContain('key=key-S3CRET-wecom');
     expect(await stored('hook')).toContain('/hooks/T0/B0/S3CRET-hook');
