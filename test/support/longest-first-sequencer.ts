@@ -22,6 +22,7 @@ const LONGEST_FIRST = [
   'test/cluster/console-browser.spec.ts',
   'test/integration/foreign-writes.spec.ts',
   'test/cluster/distribute-once.spec.ts',
+  'test/integration/alerts.spec.ts',
 ];
 
 export default class LongestFirstSequencer extends BaseSequencer {
