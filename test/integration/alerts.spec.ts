@@ -314,7 +314,7 @@ describe('throttling', () => {
 });
 
 describe('never worse than no alert', () => {
-  it('a refusing SMTP server and a hanging webhook: items, firings and outcomes as with LOG; one line per outage', async () => {
+  it('a refusing SMTP server, a hanging and a timing-out webhook: items and firings as with LOG; a line per outage', async () => {
     vi.spyOn(Logger.prototype, 'error').mockImplementation(() => undefined);
     const warnings = vi.spyOn(Logger.prototype, 'warn').mockImplementation(() => undefined);
     const logs = vi.spyOn(Logger.prototype, 'log');
@@ -354,9 +354,27 @@ describe('never worse than no alert', () => {
       },
       failing('ledger locked'),
     );
+    // Another hook that hangs, but whose timeouts (200 + 300 ms) end each delivery.
+    const slow = await startRobot();
+    hold(() => slow.close());
+    await registry.addJob(
+      {
+        ...every,
+        jobName: 'hook-times-out',
+        jobErrorHandlerType: 'WEBHOOK',
+        props: {
+          ...unthrottled,
+          'webhook.url': `${slow.base}/hang`,
+          'webhook.connectTimeoutMilliseconds': '200',
+          'webhook.readTimeoutMilliseconds': '300',
+        },
+      },
+      failing('ledger locked'),
+    );
+    const jobs = ['baseline', 'mail-down', 'hook-hangs', 'hook-times-out'];
     // Beyond the 8 deliveries one job may have under way (each hangs for 10 minutes here).
     await eventually(
-      () => Math.min(...['baseline', 'mail-down', 'hook-hangs'].map((job) => completions(job).length)),
+      () => Math.min(...jobs.map((job) => completions(job).length)),
       (n) => n >= 24,
       60_000,
       'twelve firings of each job',
@@ -375,24 +393,31 @@ describe('never worse than no alert', () => {
       events
         .filter((event): event is Started => event.type === 'item.started' && event.jobName === job)
         .map((event) => event.scheduledTime!.getTime());
-    const from = Math.max(...['baseline', 'mail-down', 'hook-hangs'].map((job) => Math.min(...instants(job))));
-    const to = Math.min(...['baseline', 'mail-down', 'hook-hangs'].map((job) => Math.max(...instants(job))));
+    const from = Math.max(...jobs.map((job) => Math.min(...instants(job))));
+    const to = Math.min(...jobs.map((job) => Math.max(...instants(job))));
     // Strictly inside: the firings at the edges may have been seen in part.
     const within = (job: string): number[] => instants(job).filter((at) => at > from && at < to);
     expect(within('baseline').length).toBeGreaterThanOrEqual(10);
     expect(within('mail-down')).toEqual(within('baseline'));
     expect(within('hook-hangs')).toEqual(within('baseline'));
+    expect(within('hook-times-out')).toEqual(within('baseline'));
+    expect(slow.requests.length).toBeGreaterThanOrEqual(10); // each failure tried, each timed out
     // Every item failed once, as the baseline's did, with its own cause.
-    for (const job of ['mail-down', 'hook-hangs'])
+    for (const job of jobs.slice(1))
       expect(completions(job).map((event) => [event.success, event.failureCause?.split('\n')[0]])).toEqual(
         completions(job).map(() => [false, 'Error: ledger locked']),
       );
     // One line when each channel went away, none per failure.
     const said = (): string[] => warnings.mock.calls.map((call) => String(call[0]));
     expect(said().filter((line) => line.startsWith('the EMAIL alert channel is unavailable'))).toHaveLength(1);
-    expect(said().filter((line) => line.startsWith('the WEBHOOK alert channel is unavailable'))).toEqual([
-      expect.stringContaining('8 alerts still being delivered'),
-    ]);
+    const webhookLines = said().filter((line) => line.startsWith('the WEBHOOK alert channel is unavailable'));
+    expect(webhookLines).toHaveLength(2); // one for each job's channel
+    expect(webhookLines).toEqual(
+      expect.arrayContaining([
+        expect.stringContaining('8 alerts still being delivered'),
+        expect.stringMatching(/: POST to http:\/\/127\.0\.0\.1:\d+ timed out after 500 ms;/),
+      ]),
+    );
     expect(said().join('\n')).toMatch(/the EMAIL alert channel is unavailable: SMTP 127\.0\.0\.1:\d+: .*421/);
     // The mail server back: one line saying so, with the count of what failed meanwhile; the mail delivered.
     smtp.refusing = false;
