@@ -41,7 +41,8 @@ export const MAX_ALERTS_IN_FLIGHT = 8;
 export class AlertDispatcher {
   private readonly throttle: AlertThrottle;
   private readonly outage: OutageLog;
-  private inFlight = 0;
+  /** The deliveries under way. */
+  private readonly pending = new Set<Promise<void>>();
 
   constructor(
     readonly type: AlertHandlerType,
@@ -55,8 +56,7 @@ export class AlertDispatcher {
     this.outage = new OutageLog(logger, `the ${type} alert channel`, 'alert(s)', now);
   }
 
-  /** Settles when the deliveries under way have (tests, shutdown); never rejects. */
-  private readonly pending = new Set<Promise<void>>();
+  /** Settles when the deliveries under way have (for tests); never rejects. */
   async idle(): Promise<void> {
     while (this.pending.size > 0) await Promise.all([...this.pending]);
   }
@@ -66,11 +66,10 @@ export class AlertDispatcher {
     if (!admitted.send) return;
     const props = this.props();
     const where = { shardingItem: context.shardingItem, taskId: context.taskId };
-    if (this.inFlight >= MAX_ALERTS_IN_FLIGHT) {
+    if (this.pending.size >= MAX_ALERTS_IN_FLIGHT) {
       this.outage.failed(new Error(`${MAX_ALERTS_IN_FLIGHT} alerts still being delivered`), 'alerts are dropped');
       return;
     }
-    this.inFlight++;
     // Sent from the next turn of the event loop: nothing of it runs on the item's path.
     const delivery = new Promise<void>((resolve) => setImmediate(resolve))
       .then(() =>
@@ -84,10 +83,7 @@ export class AlertDispatcher {
         },
         (failure: unknown) => this.outage.failed(failure, 'alerts are not sent until it answers'),
       )
-      .finally(() => {
-        this.inFlight--;
-        this.pending.delete(delivery);
-      });
+      .finally(() => this.pending.delete(delivery));
     this.pending.add(delivery);
   }
 

@@ -19,7 +19,6 @@ export const ALERT_DEFAULTS = {
   readTimeoutMilliseconds: 5000,
   emailSubject: 'ElasticJob error message',
   emailUseSsl: true,
-  emailDebug: false,
   /** This library's: at most one alert per job and kind of error in this many seconds. */
   throttleSeconds: 300,
 } as const;
