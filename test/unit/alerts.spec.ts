@@ -2,6 +2,7 @@ import { describe, expect, it } from 'vitest';
 import { AlertDispatcher, MAX_ALERTS_IN_FLIGHT, type AlertSend } from '../../lib/job/alerts/alert-dispatcher.js';
 import { keepMaskedSecrets, maskSecretProps, maskSecretsInConfigYaml } from '../../lib/job/alerts/alert-props.js';
 import { AlertThrottle, errorKind } from '../../lib/job/alerts/alert-throttle.js';
+import { cutToBytes, WECOM_MAX_TEXT_BYTES } from '../../lib/job/alerts/http-alerts.js';
 
 /** The alert handlers' pure parts: the throttle over an hour of failures, the dispatcher's rules, the masking. */
 
@@ -101,6 +102,19 @@ describe('AlertDispatcher', () => {
     expect(lines).toEqual([expect.stringMatching(/^warn the WEBHOOK alert channel is unavailable: 8 alerts still/)]);
     for (const done of release) done();
     await dispatcher.idle();
+  });
+});
+
+describe("WeCom's text", () => {
+  it('is cut to 2048 bytes of UTF-8 on a character boundary; a shorter one is kept whole', () => {
+    const long = `Job 'x' exception occur in job processing, caused by Error: 库存不足\n${'    at step (/app/x.js:1:1)\n'.repeat(200)}`;
+    const cut = cutToBytes(long, WECOM_MAX_TEXT_BYTES);
+    expect(Buffer.byteLength(cut, 'utf8')).toBeLessThanOrEqual(2048);
+    expect(Buffer.byteLength(cut, 'utf8')).toBeGreaterThan(2040);
+    expect(cut.endsWith('…')).toBe(true);
+    expect(long.startsWith(cut.slice(0, -1))).toBe(true);
+    expect(cutToBytes('库'.repeat(10), 10)).toBe('库库…'); // 3 bytes each, the ellipsis 3: 9 of 10
+    expect(cutToBytes('short', 2048)).toBe('short');
   });
 });
 

@@ -7,7 +7,7 @@ export interface AlertMessage {
   text: string;
 }
 
-/** The longest stack sent: a robot refuses long messages (DingTalk's text is bounded at 20000 bytes). */
+/** The longest stack sent: robots refuse long messages (WeCom's text is cut further: http-alerts.ts). */
 const MAX_STACK_CHARACTERS = 8000;
 
 /**

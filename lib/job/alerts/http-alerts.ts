@@ -34,7 +34,24 @@ export function dingtalkSignature(timestamp: string, secret: string): string {
 /** WeCom's group robot, as ElasticJob's WechatJobErrorHandler.java posts to it: `{"msgtype":"text","text":{...}}`. */
 export async function sendWechat(message: AlertMessage, props: Readonly<Record<string, string>>): Promise<void> {
   const url = new URL(props['wechat.webhook']!.trim());
-  await postRobot('WeCom', url, { msgtype: 'text', text: { content: message.text } }, timeouts(props, 'wechat'));
+  const content = cutToBytes(message.text, WECOM_MAX_TEXT_BYTES);
+  await postRobot('WeCom', url, { msgtype: 'text', text: { content } }, timeouts(props, 'wechat'));
+}
+
+/** WeCom's group robot takes a text message of at most 2048 bytes of UTF-8, as its API documents. */
+export const WECOM_MAX_TEXT_BYTES = 2048;
+
+/** `text` cut to at most `maxBytes` of UTF-8, on a character's boundary, ending with '…' when cut. */
+export function cutToBytes(text: string, maxBytes: number): string {
+  if (Buffer.byteLength(text, 'utf8') <= maxBytes) return text;
+  let bytes = Buffer.byteLength('…', 'utf8');
+  let end = 0;
+  for (const character of text) {
+    bytes += Buffer.byteLength(character, 'utf8');
+    if (bytes > maxBytes) break;
+    end += character.length;
+  }
+  return `${text.slice(0, end)}…`;
 }
 
 /**
