@@ -23,8 +23,10 @@ export function alertMessage(
   windowMs: number,
 ): AlertMessage {
   let stack = error instanceof Error ? (error.stack ?? `${error.name}: ${error.message}`) : String(error);
-  if (error instanceof Error && error.cause !== undefined)
-    stack += `\nCaused by: ${error.cause instanceof Error ? (error.cause.stack ?? error.cause.message) : String(error.cause)}`;
+  if (error instanceof Error && error.cause !== undefined) {
+    const cause = error.cause;
+    stack += `\nCaused by: ${cause instanceof Error ? (cause.stack ?? cause.message) : String(cause)}`;
+  }
   if (stack.length > MAX_STACK_CHARACTERS) stack = `${stack.slice(0, MAX_STACK_CHARACTERS)}\n\t... (cut)`;
   let text =
     `Job '${jobName}' exception occur in job processing, caused by ${stack}\n` +

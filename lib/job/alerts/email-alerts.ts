@@ -22,9 +22,10 @@ function loadNodemailer(): Promise<Mailer> {
     (module) => ((module as { default?: Mailer }).default ?? module) as Mailer,
     (error: unknown) => {
       nodemailer = undefined; // installed later (a deploy): tried again at the next alert
+      const why = String((error as Error)?.message ?? error).split('\n')[0];
       throw new DependencyUnavailableError(
         'nodemailer',
-        `the EMAIL error handler needs the nodemailer package: npm install nodemailer (${String((error as Error)?.message ?? error).split('\n')[0]})`,
+        `the EMAIL error handler needs the nodemailer package: npm install nodemailer (${why})`,
       );
     },
   ));
