@@ -23,7 +23,8 @@ export const LAYERS = [
   ['decorators'],
   // A job's concerns, as ElasticJob's kernel/internal packages: the paths, then storage, events and plugins, the
   // context they make, each concern over those before it, and the scheduler that puts a job together.
-  ['job'],
+  // job/alerts: the alert handlers' channels (EMAIL, WECHAT, DINGTALK, WEBHOOK), below the plugins that name them.
+  ['job', 'job/alerts'],
   ['job/events', 'job/plugins', 'job/storage'],
   ['job/context'],
   ['job/config'],

@@ -22,6 +22,7 @@ import {
 import { ElasticJobEventBus } from '../events/elastic-job-event-bus.js';
 import type { ExecutionHistory } from '../interfaces/execution-history.interface.js';
 import type { JobConfiguration } from '../job/config/job-configuration.js';
+import { isSecretProp } from '../job/alerts/alert-props.js';
 import { ElasticJobOperator } from '../lifecycle/elastic-job-operator.js';
 import type { JobConfigurationChanges } from '../lifecycle/job-configuration.api.js';
 import { ZookeeperRegistryCenter } from '../registry/zookeeper-registry-center.js';
@@ -170,10 +171,13 @@ export class ConsoleStateService implements OnModuleInit, BeforeApplicationShutd
     const configuration = await namespace.operator.updateJobConfiguration(jobName, changes);
     const changed: Record<string, { before: unknown; after: unknown }> = {};
     for (const field of Object.keys(changes) as Array<keyof JobConfigurationChanges>) {
-      // props is a map: compared by content.
+      // props is a map: compared by content. Secrets read masked either side: one sent other than as shown changed.
       const differs =
         field === 'props'
-          ? JSON.stringify(before.props) !== JSON.stringify(configuration.props)
+          ? JSON.stringify(before.props) !== JSON.stringify(configuration.props) ||
+            Object.entries(changes.props ?? {}).some(
+              ([prop, value]) => isSecretProp(prop) && value !== before.props[prop],
+            )
           : before[field] !== configuration[field];
       if (differs) changed[field] = { before: before[field], after: configuration[field] };
     }

@@ -21,8 +21,13 @@ export interface JobShardingStrategy {
   sharding(instances: readonly JobInstance[], jobName: string, shardingTotalCount: number): Map<string, number[]>;
 }
 
-/** Built-in error handlers: LOG (default) logs the error; THROW fails the firing; IGNORE does nothing. @publicApi */
-export type ErrorHandlerType = 'LOG' | 'THROW' | 'IGNORE';
+/**
+ * Built-in error handlers: LOG (default) logs the error; THROW fails the firing; IGNORE does nothing; EMAIL, WECHAT
+ * (WeCom's group robot), DINGTALK (DingTalk's robot) and WEBHOOK (a JSON POST) log it and send an alert, configured by
+ * the job's `props` (docs/guide/alerts.md). WEBHOOK is this library's own: a Java ElasticJob instance refuses a job
+ * naming it. @publicApi
+ */
+export type ErrorHandlerType = 'LOG' | 'THROW' | 'IGNORE' | 'EMAIL' | 'WECHAT' | 'DINGTALK' | 'WEBHOOK';
 
 /**
  * A custom error handler, called once per failed item. Whatever it throws is logged, never crashes the app. @publicApi

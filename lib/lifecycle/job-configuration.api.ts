@@ -12,6 +12,7 @@ import type { JobConfiguration } from '../job/config/job-configuration.js';
 import { resolveJobConfiguration } from '../job/config/job-configuration.validator.js';
 import { fromConfigYaml, mergeConfigYaml, StoredConfigProblem } from '../job/config/job-configuration.yaml.js';
 import { BUILT_IN_ERROR_HANDLER_TYPES } from '../job/plugins/job-error-handlers.js';
+import { keepMaskedSecrets, maskSecretProps } from '../job/alerts/alert-props.js';
 import { BUILT_IN_SHARDING_STRATEGIES } from '../job/plugins/sharding-strategies.js';
 import type { RegistryCenter } from '../registry/registry-center.js';
 import { NamespaceReader } from './namespace-reader.js';
@@ -88,7 +89,7 @@ export class JobConfigurationApi {
    */
   async get(jobName: string): Promise<JobConfiguration | undefined> {
     const yaml = await this.read.text(this.read.jobPaths(jobName, 'getJobConfiguration').config);
-    return yaml === undefined ? undefined : this.parse(jobName, yaml);
+    return yaml === undefined ? undefined : masked(this.parse(jobName, yaml));
   }
 
   /** Merges `changes` into the stored configuration, validates the result whole, and writes it. */
@@ -99,7 +100,12 @@ export class JobConfigurationApi {
     if (node === undefined) throw new JobNotFoundError(jobName);
     const text = node.data.toString('utf8');
     const stored = this.parse(jobName, text);
-    const merged = { ...stored, ...changes, jobName } as ShardedJobOptions;
+    // Secrets are shown masked (an alert handler's password, a robot's URL): sent back so, they keep their value.
+    const kept =
+      changes.props && typeof changes.props === 'object'
+        ? { ...changes, props: keepMaskedSecrets(changes.props, stored.props) }
+        : changes;
+    const merged = { ...stored, ...kept, jobName } as ShardedJobOptions;
     // Names the job's instances can resolve: built in, or the custom ones the stored configuration already names.
     const known = {
       strategies: [...new Set([...Object.keys(BUILT_IN_SHARDING_STRATEGIES), stored.jobShardingStrategyType])],
@@ -121,7 +127,7 @@ export class JobConfigurationApi {
         { cause: error },
       );
     }
-    return updated;
+    return masked(updated);
   }
 
   /** Deletes the job's whole tree (ElasticJob's removeJobConfiguration); its running instances stop it. */
@@ -158,4 +164,10 @@ export class JobConfigurationApi {
       throw error;
     }
   }
+}
+
+/** The configuration as the operator's surfaces show it: the alert handlers' secrets masked (docs/guide/alerts.md). */
+function masked(config: JobConfiguration): JobConfiguration {
+  const props = maskSecretProps(config.props);
+  return props === config.props ? config : { ...config, props };
 }

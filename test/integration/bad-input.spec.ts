@@ -63,6 +63,45 @@ function invalid(operation: string, field: string, detail: string): Expected {
   };
 }
 
+/** A configuration the job would refuse, as `@ShardedJob()` refuses it (JobConfigurationError, INVALID_CONFIGURATION). */
+function badConfig(field: string, detail: string): Expected {
+  return {
+    name: 'JobConfigurationError',
+    code: 'INVALID_CONFIGURATION',
+    message: `Job 'report': invalid '${field}': ${detail}`,
+  };
+}
+
+/** Alert handlers' props the operator's surfaces refuse, naming the prop (docs/guide/alerts.md). */
+const MAIL_WITHOUT_TO = {
+  'email.host': 'smtp.example.com',
+  'email.port': '465',
+  'email.username': 'jobs',
+  'email.password': 'secret',
+  'email.from': 'jobs@example.com',
+};
+const ALERT_CHANGES: ReadonlyArray<readonly [Record<string, unknown>, Expected]> = [
+  [
+    { jobErrorHandlerType: 'EMAIL', props: MAIL_WITHOUT_TO },
+    badConfig('props.email.to', 'is required by the EMAIL error handler'),
+  ],
+  [
+    { jobErrorHandlerType: 'EMAIL', props: { ...MAIL_WITHOUT_TO, 'email.to': 'ops@example.com', 'email.port': '0' } },
+    badConfig('props.email.port', 'should be positive and at most 65535, got 0'),
+  ],
+  [
+    {
+      jobErrorHandlerType: 'EMAIL',
+      props: { ...MAIL_WITHOUT_TO, 'email.to': 'ops@example.com', 'email.useSsl': 'tls' },
+    },
+    badConfig('props.email.useSsl', 'must be true or false, got "tls"'),
+  ],
+  [
+    { jobErrorHandlerType: 'DINGTALK', props: { 'dingtalk.webhook': 'oapi.dingtalk.com/robot/send?access_token=t' } },
+    badConfig('props.dingtalk.webhook', 'must be an http: or https: URL (the robot or hook to POST the alert to)'),
+  ],
+];
+
 function noJob(quoted: string): Expected {
   return {
     name: 'JobNotFoundError',
@@ -385,7 +424,7 @@ describe('the operator API refuses bad input before reading or writing anything'
         },
       ],
     ];
-    for (const [change, expected] of changes) {
+    for (const [change, expected] of [...changes, ...ALERT_CHANGES]) {
       const got = await failure(() => operator.updateJobConfiguration('report', change as never));
       expect({ change, got }).toEqual({ change, got: expected });
     }
@@ -671,6 +710,18 @@ describe('the CLI refuses bad input: exit 2 for a bad argument, 3 for what is no
         EXIT_USAGE,
         expect.stringMatching(/shardingTotalCount/) as never,
       ],
+      ...ALERT_CHANGES.map(([change, expected]): readonly [string[], number, string] => [
+        [
+          'config',
+          'report',
+          '--set',
+          `jobErrorHandlerType=${String(change.jobErrorHandlerType)}`,
+          '--set',
+          `props=${JSON.stringify(change.props)}`,
+        ],
+        EXIT_USAGE,
+        expected.message,
+      ]),
       [['jobs', '--ip', HUGE], EXIT_USAGE, `--ip ${ipDetail(HUGE_QUOTED)}`],
       [
         [HUGE],

@@ -94,6 +94,23 @@ describe('the config node as Java ElasticJob reads and writes it (SnakeYAML into
     });
   });
 
+  it('reads an alert handler and its props as ElasticJob keeps them (docs/guide/alerts.md)', async () => {
+    const alerting: ShardedJobOptions = {
+      ...minimal,
+      jobName: 'alerting',
+      jobErrorHandlerType: 'WECHAT',
+      props: {
+        'wechat.webhook': 'https://qyapi.weixin.qq.com/cgi-bin/webhook/send?key=k',
+        'alert.throttleSeconds': '60',
+      },
+    };
+    const [reading] = await javaReads([stored(alerting)]);
+    expect(reading).toMatchObject({ fields: { jobName: 'alerting', jobErrorHandlerType: 'WECHAT' } });
+    if (!reading || !('writtenBack' in reading)) throw new Error('Java refused it');
+    expect(fromConfigYaml(reading.writtenBack)).toEqual(fromConfigYaml(stored(alerting)));
+    expect(fromConfigYaml(reading.writtenBack).props).toEqual(alerting.props);
+  });
+
   it('the peer is as strict as Java: an unknown key, a bad cron, a zone Java cannot read are refused', async () => {
     const refused = await javaReads([
       `${stored(minimal)}jobClass: com.acme.ReportJob\n`, // identity lives in the job root node, never here

@@ -99,6 +99,19 @@ describe('the package as published', () => {
         entry,
       ).toEqual([]);
     }
+    // nodemailer (EMAIL alerts, an optional peer) is loaded by the core only when an EMAIL handler first sends.
+    const esm = readFileSync('dist/job/alerts/email-alerts.js', 'utf8');
+    expect(esm).not.toMatch(/\bfrom\s*['"]nodemailer['"]/);
+    expect(esm.match(/\bimport\(\s*['"]nodemailer['"]\s*\)/g)).toHaveLength(1);
+    const cjs = readFileSync('dist/cjs/job/alerts/email-alerts.js', 'utf8');
+    expect(cjs.match(/require\(['"]nodemailer['"]\)/g)).toHaveLength(1);
+    expect(cjs).toMatch(/Promise\.resolve\(\)\.then\(\(\) => __importStar\(require\(['"]nodemailer['"]\)\)\)/);
+    const manifest = JSON.parse(readFileSync('package.json', 'utf8')) as {
+      dependencies: Record<string, string>;
+      peerDependenciesMeta: Record<string, { optional?: boolean }>;
+    };
+    expect(manifest.dependencies.nodemailer).toBeUndefined();
+    expect(manifest.peerDependenciesMeta.nodemailer).toEqual({ optional: true });
     expect(bareImports('dist/terminus/index.js').has('@nestjs/terminus')).toBe(true);
     expect(bareImports('dist/opentelemetry/index.js').has('@opentelemetry/api')).toBe(true);
     expect(bareImports('dist/postgres/index.js').has('pg')).toBe(true);

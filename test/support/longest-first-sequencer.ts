@@ -24,6 +24,7 @@ const LONGEST_FIRST = [
   'test/cluster/distribute-once.spec.ts',
   'test/integration/tracing-mysql.spec.ts',
   'test/integration/tracing.spec.ts',
+  'test/integration/alerts.spec.ts',
 ];
 
 export default class LongestFirstSequencer extends BaseSequencer {

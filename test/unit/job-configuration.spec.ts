@@ -18,6 +18,17 @@ function errorOf(options: Partial<ShardedJobOptions> | Record<string, unknown>):
   throw new Error('expected a JobConfigurationError');
 }
 
+const EMAIL_PROPS: Record<string, string> = {
+  'email.host': 'smtp.example.com',
+  'email.port': '465',
+  'email.username': 'u',
+  'email.password': 'p',
+  'email.from': 'jobs@example.com',
+  'email.to': 'ops@example.com',
+};
+const withoutProp = (props: Record<string, string>, name: string): Record<string, string> =>
+  Object.fromEntries(Object.entries(props).filter(([key]) => key !== name));
+
 describe('resolveJobConfiguration', () => {
   it("applies ElasticJob's builder defaults", () => {
     const config = resolveJobConfiguration(base);
@@ -65,7 +76,45 @@ describe('resolveJobConfiguration', () => {
     ['shardingItemParameters', { shardingItemParameters: { 0: 'a', '00': 'b' } }, /item 0 is given twice/],
     ['jobShardingStrategyType', { jobShardingStrategyType: 'RANDOM' }, /unknown strategy 'RANDOM'/],
     ['jobShardingStrategyType', { jobShardingStrategyType: { type: 'X' } }, /sharding/],
-    ['jobErrorHandlerType', { jobErrorHandlerType: 'EMAIL' }, /unknown error handler 'EMAIL'/],
+    ['jobErrorHandlerType', { jobErrorHandlerType: 'PAGER' }, /unknown error handler 'PAGER'/],
+    // The alert handlers' props, as ElasticJob's *JobErrorHandlerPropertiesValidator checks them, and more.
+    [
+      'props.email.host',
+      { jobErrorHandlerType: 'EMAIL' },
+      /'props.email.host': is required by the EMAIL error handler/,
+    ],
+    ['props.email.to', { jobErrorHandlerType: 'EMAIL', props: withoutProp(EMAIL_PROPS, 'email.to') }, /required/],
+    ['props.email.port', { jobErrorHandlerType: 'EMAIL', props: { ...EMAIL_PROPS, 'email.port': '0' } }, /positive/],
+    ['props.email.port', { jobErrorHandlerType: 'EMAIL', props: { ...EMAIL_PROPS, 'email.port': 'smtp' } }, /integer/],
+    ['props.email.port', { jobErrorHandlerType: 'EMAIL', props: { ...EMAIL_PROPS, 'email.port': '70000' } }, /65535/],
+    [
+      'props.email.useSsl',
+      { jobErrorHandlerType: 'EMAIL', props: { ...EMAIL_PROPS, 'email.useSsl': 'starttls' } },
+      /must be true or false, got "starttls"/,
+    ],
+    ['props.email.to', { jobErrorHandlerType: 'EMAIL', props: { ...EMAIL_PROPS, 'email.to': 'ops' } }, /addresses/],
+    ['props.wechat.webhook', { jobErrorHandlerType: 'WECHAT' }, /required by the WECHAT/],
+    ['props.wechat.webhook', { jobErrorHandlerType: 'WECHAT', props: { 'wechat.webhook': 'key=abc' } }, /URL/],
+    [
+      'props.dingtalk.readTimeoutMilliseconds',
+      {
+        jobErrorHandlerType: 'DINGTALK',
+        props: {
+          'dingtalk.webhook': 'https://oapi.dingtalk.com/robot/send?access_token=t',
+          'dingtalk.readTimeoutMilliseconds': '-1',
+        },
+      },
+      /should be positive, got -1/,
+    ],
+    ['props.webhook.url', { jobErrorHandlerType: 'WEBHOOK', props: { 'webhook.url': 'ftp://x.example/hook' } }, /http/],
+    [
+      'props.alert.throttleSeconds',
+      {
+        jobErrorHandlerType: 'WEBHOOK',
+        props: { 'webhook.url': 'https://x.example/h', 'alert.throttleSeconds': 'often' },
+      },
+      /seconds/,
+    ],
     ['jobErrorHandlerType', { jobErrorHandlerType: { type: '', handleException: () => undefined } }, /non-empty/],
     ['monitorExecution', { monitorExecution: 'yes' }, /true or false/],
     ['maxTimeDiffSeconds', { maxTimeDiffSeconds: -5 }, /-1/],

@@ -46,7 +46,7 @@ describe('JobPlugins', () => {
     expect(plugins.errorHandler('IGNORE')?.type).toBe('IGNORE');
     expect(plugins.names()).toEqual({
       strategies: ['AVG_ALLOCATION', 'ODEVITY', 'ROUND_ROBIN', 'MINE'],
-      errorHandlers: ['LOG', 'THROW', 'IGNORE'],
+      errorHandlers: ['LOG', 'THROW', 'IGNORE', 'EMAIL', 'WECHAT', 'DINGTALK', 'WEBHOOK'],
       itemExecutors: [],
     });
   });

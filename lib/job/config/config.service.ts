@@ -1,3 +1,4 @@
+import { maskSecretProps } from '../alerts/alert-props.js';
 import {
   describeError,
   JobConfigurationError,
@@ -106,7 +107,12 @@ export class ConfigService {
           : adopted[field] !== this.local[field]),
     );
     if (fields.length === 0) return;
-    const shown = (value: unknown): string => (value === undefined ? 'none' : JSON.stringify(value));
+    const shown = (value: unknown): string =>
+      value === undefined
+        ? 'none'
+        : JSON.stringify(
+            typeof value === 'object' && value !== null ? maskSecretProps(value as Record<string, string>) : value,
+          );
     this.ctx.logger.warn(
       `the configuration stored in ZooKeeper differs from this app's and is used (overwrite: false): ` +
         fields.map((field) => `${field} ${shown(adopted[field])} (here ${shown(this.local[field])})`).join(', ') +

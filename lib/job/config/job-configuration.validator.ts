@@ -13,6 +13,7 @@ import { BUILT_IN_SHARDING_STRATEGIES } from '../plugins/sharding-strategies.js'
 import { formatShardingItemParameters, parseShardingItemParameters } from './sharding-item-parameters.js';
 import { BUILT_IN_ERROR_HANDLER_TYPES } from '../plugins/job-error-handlers.js';
 import { JOB_DEFAULTS, typeName, type JobConfiguration } from './job-configuration.js';
+import { alertPropsProblem, isAlertHandlerType } from '../alerts/alert-props.js';
 import { toConfigYaml } from './job-configuration.yaml.js';
 
 /** The strategy and error handler names every job knows (ElasticJob's). */
@@ -242,6 +243,12 @@ export function resolveJobConfiguration(
     staticSharding: options.staticSharding ?? JOB_DEFAULTS.staticSharding,
     props: checkedProps(jobName, options.props),
   };
+  // An alert handler's settings are the job's props, checked as ElasticJob's *JobErrorHandlerPropertiesValidator
+  // checks them (and more: a URL, a port, a boolean), so that a bad one is refused here, not at the first failure.
+  if (typeof handler === 'string' && isAlertHandlerType(handler)) {
+    const problem = alertPropsProblem(handler, config.props);
+    if (problem) fail(jobName, `props.${problem.prop}`, problem.detail);
+  }
 
   // The config node must fit in one ZooKeeper node (jute.maxbuffer), measured as written: YAML quotes, escapes and
   // indents the strings, so their own length is not enough. Written out only when it might not fit: a character

@@ -37,6 +37,8 @@ export class JobPlugins {
     private readonly logger: Logger,
     custom: CustomPlugins = {},
     private readonly handler?: JobHandler,
+    /** The job's current properties, read by the alert handlers at each failure. */
+    private readonly props: () => Readonly<Record<string, string>> = () => ({}),
   ) {
     this.customStrategies = byType(custom.providedStrategies, custom.strategy);
     this.customErrorHandlers = byType(custom.providedErrorHandlers, custom.errorHandler);
@@ -53,7 +55,7 @@ export class JobPlugins {
     const custom = this.customErrorHandlers?.get(type);
     if (custom) return custom;
     if (!isBuiltInErrorHandlerType(type)) return undefined;
-    return (this.builtInErrorHandlers[type] ??= builtInErrorHandler(type, this.logger));
+    return (this.builtInErrorHandlers[type] ??= builtInErrorHandler(type, this.logger, this.props));
   }
 
   itemExecutor(type: string): JobItemExecutor | undefined {

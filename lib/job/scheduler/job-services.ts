@@ -88,7 +88,8 @@ export function wireJobServices(
     instanceId,
     ip: identity.ip,
     waitTimeoutMs: settings.waitTimeoutMs,
-    plugins: new JobPlugins(logger, definition.plugins, definition.handler),
+    // The alert handlers read the job's current props (the config service, made below, holds them).
+    plugins: new JobPlugins(logger, definition.plugins, definition.handler, () => config.load().props),
     events: new JobEventPublisher(settings.eventSink, { jobName, instanceId, ip: identity.ip }),
     preparationLead: settings.preparationLead ?? preparationLead,
   };
