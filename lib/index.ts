@@ -81,6 +81,8 @@ export type {
   ShardingStrategyType,
 } from './interfaces/sharded-job-options.interface.js';
 export type { ShardingContext } from './interfaces/sharding-context.interface.js';
+export type { ItemProgress } from './interfaces/sharding-context.interface.js';
+export type { ItemRetryOptions } from './interfaces/sharded-job-options.interface.js';
 export type { Wire } from './util/wire.js';
 export type { ItemInterceptor } from './interfaces/item-interceptor.interface.js';
 export type { ItemCompletion, JobHealth, JobStatus } from './job/scheduler/job-scheduler.js';
@@ -100,6 +102,7 @@ export {
   RegistryError,
   ServerNotFoundError,
 } from './errors/elastic-job.errors.js';
+export { ItemCoveredError, ItemTimeoutError } from './errors/elastic-job.errors.js';
 export {
   CLIENT_MESSAGE_LIMIT,
   ELASTIC_JOB_ERROR_CODES,

@@ -24,7 +24,7 @@ export const LAYERS = [
   // A job's concerns, as ElasticJob's kernel/internal packages: the paths, then storage, events and plugins, the
   // context they make, each concern over those before it, and the scheduler that puts a job together.
   ['job'],
-  ['job/events', 'job/plugins', 'job/storage'],
+  ['job/events', 'job/plugins', 'job/storage', 'job/policies'],
   ['job/context'],
   ['job/config'],
   ['job/server'],

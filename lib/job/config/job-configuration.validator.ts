@@ -14,6 +14,7 @@ import { formatShardingItemParameters, parseShardingItemParameters } from './sha
 import { BUILT_IN_ERROR_HANDLER_TYPES } from '../plugins/job-error-handlers.js';
 import { JOB_DEFAULTS, typeName, type JobConfiguration } from './job-configuration.js';
 import { toConfigYaml } from './job-configuration.yaml.js';
+import { itemPoliciesOf, withPolicyProps } from '../policies/item-policies.js';
 
 /** The strategy and error handler names every job knows (ElasticJob's). */
 export const BUILT_IN_NAMES = {
@@ -240,8 +241,10 @@ export function resolveJobConfiguration(
     disabled: options.disabled ?? JOB_DEFAULTS.disabled,
     overwrite: options.overwrite ?? JOB_DEFAULTS.overwrite,
     staticSharding: options.staticSharding ?? JOB_DEFAULTS.staticSharding,
-    props: checkedProps(jobName, options.props),
+    // The item policies' options are stored in props (job/policies/item-policies.ts), checked there.
+    props: withPolicyProps(options, checkedProps(jobName, options.props)),
   };
+  itemPoliciesOf(jobName, config.props);
 
   // The config node must fit in one ZooKeeper node (jute.maxbuffer), measured as written: YAML quotes, escapes and
   // indents the strings, so their own length is not enough. Written out only when it might not fit: a character

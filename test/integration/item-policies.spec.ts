@@ -1,0 +1,314 @@
+import { Injectable } from '@nestjs/common';
+import type { TestingModule } from '@nestjs/testing';
+import { afterEach, describe, expect, it } from 'vitest';
+import {
+  ElasticJobOperator,
+  ElasticJobRegistry,
+  ItemCoveredError,
+  ItemTimeoutError,
+  ShardedJob,
+  type ElasticJobEvent,
+  type JobErrorHandler,
+  type ShardingContext,
+} from '../../lib/index.js';
+import { appOptions, bootApp } from '../support/app.js';
+import { hold, observer, releaseAll } from '../support/resources.js';
+import { eventually, uniqueNamespace, zkConnect } from '../support/zk.js';
+
+/**
+ * The item policies (docs/guide/item-policies.md) on a real ZooKeeper: a timeout that frees the item's marker, retries
+ * with backoff on the owning instance only, cover-early, and progress and item logs read back through the operator API.
+ */
+
+afterEach(async () => {
+  await releaseAll();
+});
+
+/** What the handlers did, per test (reset by each). */
+let calls: Array<{ at: number; context: ShardingContext }> = [];
+let handled: Array<{ error: unknown; attempt: number }> = [];
+let releases: Array<() => void> = [];
+
+const recordingHandler: JobErrorHandler = {
+  type: 'RECORD',
+  handleException(_jobName, error, context) {
+    handled.push({ error, attempt: context.attempt });
+  },
+};
+
+function reset(): void {
+  calls = [];
+  handled = [];
+  releases = [];
+}
+
+@Injectable()
+class HangingJob {
+  /** The first run ignores its signal and never settles; later runs return at once. */
+  @ShardedJob({
+    jobName: 'hanging',
+    cron: '* * * * * *',
+    shardingTotalCount: 1,
+    itemTimeoutMilliseconds: 300,
+    misfire: true,
+    jobErrorHandlerType: recordingHandler,
+  })
+  run(context: ShardingContext): Promise<void> | void {
+    calls.push({ at: Date.now(), context });
+    if (calls.length === 1) return new Promise(() => undefined);
+  }
+}
+
+@Injectable()
+class FlakyJob {
+  /** Fails its first two attempts, then succeeds. */
+  @ShardedJob({
+    jobName: 'flaky',
+    cron: '0 0 0 1 1 *',
+    shardingTotalCount: 1,
+    retry: { attempts: 4, backoff: 'exponential', delayMilliseconds: 150, maxDelayMilliseconds: 1000 },
+    jobErrorHandlerType: recordingHandler,
+  })
+  run(context: ShardingContext): void {
+    calls.push({ at: Date.now(), context });
+    if (calls.length <= 2) throw new Error(`passing trouble ${calls.length}`);
+  }
+}
+
+@Injectable()
+class AlwaysFailingJob {
+  @ShardedJob({
+    jobName: 'failing',
+    cron: '0 0 0 1 1 *',
+    shardingTotalCount: 1,
+    retry: { attempts: 5, delayMilliseconds: 600_000 },
+    jobErrorHandlerType: recordingHandler,
+  })
+  run(context: ShardingContext): void {
+    calls.push({ at: Date.now(), context });
+    throw new Error('down for good');
+  }
+}
+
+@Injectable()
+class CoveringJob {
+  /** The first run waits for its signal; the runs after return at once. */
+  @ShardedJob({ jobName: 'covering', cron: '* * * * * *', shardingTotalCount: 1, overlap: 'cover-early' })
+  async run(context: ShardingContext): Promise<void> {
+    calls.push({ at: Date.now(), context });
+    if (calls.length > 1) return;
+    await new Promise<void>((_, reject) =>
+      context.signal.addEventListener('abort', () => reject(context.signal.reason as Error), { once: true }),
+    );
+  }
+}
+
+@Injectable()
+class ReportingJob {
+  /** Logs, reports progress, then waits for the test's release. */
+  @ShardedJob({ jobName: 'reporting', cron: '0 0 0 1 1 *', shardingTotalCount: 2 })
+  async run(context: ShardingContext): Promise<void> {
+    calls.push({ at: Date.now(), context });
+    context.logger.log(`item ${context.shardingItem} starts`);
+    context.reportProgress({ done: 1, of: 3, stage: 'reading' });
+    for (let i = 0; i < 400; i++) context.logger.warn(`line ${i}`);
+    await new Promise<void>((resolve) => releases.push(resolve));
+  }
+}
+
+function events(app: { get: (type: typeof ElasticJobRegistry) => ElasticJobRegistry }): ElasticJobEvent[] {
+  const seen: ElasticJobEvent[] = [];
+  const subscription = app.get(ElasticJobRegistry).events$.subscribe((event) => seen.push(event));
+  hold(() => subscription.unsubscribe());
+  return seen;
+}
+
+describe('item policies', () => {
+  it('aborts a hanging item at its timeout, removes its marker, and the next firing runs on time', async () => {
+    reset();
+    const namespace = uniqueNamespace('item-timeout');
+    const app = await bootApp(appOptions(namespace), [HangingJob]);
+    hold(() => app.close());
+    const seen = events(app);
+    const zk = await observer(namespace);
+    await eventually(
+      () => calls.length,
+      (n) => n >= 2,
+      15_000,
+      'the firing after the timed-out one',
+    );
+    // The hanging run's signal aborted with the timeout, and it failed with it everywhere.
+    const first = calls[0]!.context;
+    expect(first.signal.aborted).toBe(true);
+    expect(first.signal.reason).toBeInstanceOf(ItemTimeoutError);
+    expect(handled[0]!.error).toBeInstanceOf(ItemTimeoutError);
+    const failed = await eventually(
+      () => seen.find((event) => event.type === 'item.completed' && !event.success),
+      (event) => event !== undefined,
+      5000,
+      'the failed completion',
+    );
+    expect(failed).toMatchObject({ type: 'item.completed', failureCause: expect.stringMatching(/ItemTimeoutError/) });
+    // On time: the next firing was a cron firing, never a misfire of the hanging one.
+    expect(calls[1]!.context.taskId).toBe(first.taskId);
+    expect(seen.some((event) => event.type === 'firing.skipped')).toBe(false);
+    expect(
+      seen.filter((event) => event.type === 'item.started').every((event) => event.source === 'NORMAL_TRIGGER'),
+    ).toBe(true);
+    const history = app.get(ElasticJobRegistry).recentExecutions({ jobName: 'hanging', result: 'failure', limit: 5 });
+    expect(history[0]!.failureCause).toMatch(/ran past its timeout of 300 ms/);
+    await app.close();
+    expect(await zk.exists('/hanging/sharding/0/running')).toBeUndefined();
+  });
+
+  it('retries a failed item on its instance only, with its backoff, and calls the handler only after the last', async () => {
+    reset();
+    const namespace = uniqueNamespace('item-retry');
+    const apps: TestingModule[] = [];
+    for (const ip of ['10.0.41.1', '10.0.41.2']) {
+      const app = await bootApp(appOptions(namespace, { instance: { ip } }), [FlakyJob]);
+      hold(() => app.close());
+      apps.push(app);
+    }
+    const seen = events(apps[0]!);
+    const other = events(apps[1]!);
+    const operator = await ElasticJobOperator.connect({ serverLists: zkConnect(), namespace });
+    hold(() => operator.close());
+    await operator.trigger('flaky');
+    const completions = () =>
+      [...seen, ...other].filter((event) => event.type === 'item.completed' && event.jobName === 'flaky');
+    await eventually(
+      () => completions().filter((event) => event.type === 'item.completed' && event.success).length,
+      (n) => n === 1,
+      15_000,
+      'the third attempt to succeed',
+    );
+    await eventually(
+      () => apps.every((app) => !app.get(ElasticJobRegistry).getJobStatus('flaky').firing),
+      (idle) => idle,
+      5000,
+      'both instances idle',
+    );
+    expect(calls.map((call) => call.context.attempt)).toEqual([1, 2, 3]);
+    // One instance ran all three: its id is in the task id.
+    expect(new Set(calls.map((call) => call.context.taskId)).size).toBe(1);
+    // Delays no shorter than asked: 150 ms, then 300 ms (exponential).
+    expect(calls[1]!.at - calls[0]!.at).toBeGreaterThanOrEqual(150);
+    expect(calls[2]!.at - calls[1]!.at).toBeGreaterThanOrEqual(300);
+    // Succeeded at last: the error handler was never called. Each attempt an event with its number.
+    expect(handled).toEqual([]);
+    const attempts = completions().map((event) =>
+      event.type === 'item.completed' ? [event.success, event.attempt] : undefined,
+    );
+    expect(attempts).toEqual([
+      [false, 1],
+      [false, 2],
+      [true, 3],
+    ]);
+    // And an execution record each, with its number, in the history of the instance that ran them.
+    const records = (await operator.getExecutions({ jobName: 'flaky', limit: 10 })).executions;
+    expect(records.map((record) => record.attempt).sort()).toEqual([1, 2, 3]);
+    expect(new Set(records.map((record) => record.instanceId)).size).toBe(1);
+  });
+
+  it('calls the error handler once after the last attempt, and starts no retry once shutting down', async () => {
+    reset();
+    const namespace = uniqueNamespace('item-retry-stop');
+    const app = await bootApp(appOptions(namespace), [AlwaysFailingJob]);
+    hold(() => app.close());
+    const operator = await ElasticJobOperator.connect({ serverLists: zkConnect(), namespace });
+    hold(() => operator.close());
+    await operator.trigger('failing');
+    await eventually(
+      () => calls.length,
+      (n) => n === 1,
+      10_000,
+      'the first attempt',
+    );
+    // The retry waits 10 minutes: shutting down wakes it, and it gives up (the test's timeout would catch a wait).
+    await app.close();
+    expect(calls).toHaveLength(1);
+    expect(handled).toHaveLength(1);
+    expect(handled[0]).toMatchObject({ attempt: 1 });
+    expect((handled[0]!.error as Error).message).toBe('down for good');
+  });
+
+  it("cover-early: a firing that finds this instance's items running aborts them and starts its own", async () => {
+    reset();
+    const namespace = uniqueNamespace('item-cover');
+    const app = await bootApp(appOptions(namespace), [CoveringJob]);
+    hold(() => app.close());
+    const seen = events(app);
+    await eventually(
+      () => calls.length,
+      (n) => n >= 2,
+      15_000,
+      'the covering firing',
+    );
+    const first = calls[0]!.context;
+    expect(first.signal.reason).toBeInstanceOf(ItemCoveredError);
+    expect(String((first.signal.reason as Error).message)).toMatch(/cover-early/);
+    const covered = await eventually(
+      () => seen.find((event) => event.type === 'item.completed' && !event.success),
+      (event) => event !== undefined,
+      5000,
+      'the covered completion',
+    );
+    expect(covered).toMatchObject({ failureCause: expect.stringMatching(/ItemCoveredError/) });
+    expect(seen.some((event) => event.type === 'firing.skipped')).toBe(false);
+  });
+
+  it('reads the progress of running items and the lines of an execution through the operator API', async () => {
+    reset();
+    const namespace = uniqueNamespace('item-progress');
+    const app = await bootApp(appOptions(namespace), [ReportingJob]);
+    hold(() => app.close());
+    const operator = await ElasticJobOperator.connect({ serverLists: zkConnect(), namespace });
+    hold(() => operator.close());
+    const zk = await observer(namespace);
+    const written: string[] = [];
+    await operator.trigger('reporting');
+    const info = await eventually(
+      () => operator.getShardingInfo('reporting', { progress: true }),
+      (items) => items.length === 2 && items.every((item) => item.progress !== undefined),
+      10_000,
+      'both items to report progress',
+    );
+    expect(info[0]!.progress).toMatchObject({ value: { done: 1, of: 3, stage: 'reading' } });
+    expect(info[0]!.progress!.at).toBeInstanceOf(Date);
+    // Without asking: no progress, no query.
+    expect((await operator.getShardingInfo('reporting'))[0]!.progress).toBeUndefined();
+    // The running execution's lines are there already.
+    const running = await eventually(
+      () => operator.getExecutions({ jobName: 'reporting', item: 0, limit: 1 }),
+      (answer) => answer.executions.length === 1,
+      5000,
+      'the running execution',
+    );
+    const record = running.executions[0]!;
+    const lines = await operator.getExecutionLines('reporting', record.id, { instance: record.instanceId! });
+    expect(lines.instanceId).toBe(record.instanceId);
+    expect(lines.lines!.lines[0]).toMatchObject({ level: 'log', message: 'item 0 starts' });
+    // Bounded: 300 lines kept, the rest counted.
+    expect(lines.lines!.lines).toHaveLength(300);
+    expect(lines.lines!.dropped).toBe(101);
+    // Asked of every instance when the caller does not say which.
+    expect((await operator.getExecutionLines('reporting', record.id)).lines!.lines).toHaveLength(300);
+    expect(
+      (await operator.getExecutionLines('reporting', 'no-such-execution', { timeoutMs: 500 })).lines,
+    ).toBeUndefined();
+    // Nothing of the questions stays in the tree.
+    written.push(...((await zk.getChildren('/reporting/executions')) ?? []));
+    expect(written).toEqual([]);
+    for (const release of releases) release();
+    await eventually(
+      () => app.get(ElasticJobRegistry).getJobStatus('reporting').firing,
+      (firing) => !firing,
+      5000,
+      'the items to end',
+    );
+    expect((await operator.getShardingInfo('reporting', { progress: true })).every((item) => !item.progress)).toBe(
+      true,
+    );
+  });
+});
