@@ -228,6 +228,8 @@ describe('item policies', () => {
     // The retry waits 10 minutes: shutting down wakes it, and it gives up (the test's timeout would catch a wait).
     await app.close();
     expect(calls).toHaveLength(1);
+    // It gave up as the shutdown began, not when the shutdown's timeout aborted it.
+    expect(calls[0]!.context.signal.aborted).toBe(false);
     expect(handled).toHaveLength(1);
     expect(handled[0]).toMatchObject({ attempt: 1 });
     expect((handled[0]!.error as Error).message).toBe('down for good');
