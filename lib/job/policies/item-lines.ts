@@ -96,7 +96,11 @@ export function checkedProgress(value: unknown): ItemProgress {
   if (entries.length > MAX_PROGRESS_FIELDS)
     throw new TypeError(`reportProgress takes at most ${MAX_PROGRESS_FIELDS} fields, got ${entries.length}`);
   for (const [key, field] of entries)
-    if (typeof field !== 'string' && typeof field !== 'boolean' && (typeof field !== 'number' || !Number.isFinite(field)))
+    if (
+      typeof field !== 'string' &&
+      typeof field !== 'boolean' &&
+      (typeof field !== 'number' || !Number.isFinite(field))
+    )
       throw new TypeError(`reportProgress: field '${key}' must be a finite number, a string or a boolean`);
   const copy = Object.fromEntries(entries) as Record<string, number | string | boolean>;
   const bytes = Buffer.byteLength(JSON.stringify(copy), 'utf8');

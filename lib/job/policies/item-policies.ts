@@ -54,16 +54,23 @@ function fail(jobName: string, field: string, detail: string): never {
 
 /** A whole number of milliseconds (or attempts) in [min, max], from an option's number or a property's text. */
 function integerOf(jobName: string, field: string, value: unknown, min: number, max: number): number {
-  const number = typeof value === 'string' && /^-?\d+$/.test(value.trim()) ? Number(value.trim()) : value;
+  // A property's text is read as a number; an option must be one (`field` names a prop when it starts so).
+  const text = field.startsWith('props.') && typeof value === 'string';
+  const number = text && /^-?\d+$/.test(value.trim()) ? Number(value.trim()) : value;
   if (typeof number !== 'number' || !Number.isInteger(number) || number < min || number > max)
     fail(jobName, field, `must be a whole number from ${min} to ${max}, got ${JSON.stringify(value)}`);
   return number;
 }
 
 function fractionOf(jobName: string, field: string, value: unknown): number {
-  const number = typeof value === 'string' && value.trim() !== '' ? Number(value.trim()) : value;
+  const text = field.startsWith('props.') && typeof value === 'string';
+  const number = text && value.trim() !== '' ? Number(value.trim()) : value;
   if (typeof number !== 'number' || !Number.isFinite(number) || number < 0 || number > 1)
-    fail(jobName, field, `must be a number from 0 to 1 (the share of the delay drawn at random), got ${JSON.stringify(value)}`);
+    fail(
+      jobName,
+      field,
+      `must be a number from 0 to 1 (the share of the delay drawn at random), got ${JSON.stringify(value)}`,
+    );
   return number;
 }
 
@@ -81,8 +88,7 @@ export function itemPoliciesOf(jobName: string, props: Readonly<Record<string, s
   let found = false;
   for (const name of Object.keys(props)) {
     if (!name.startsWith(PREFIX)) continue;
-    if (!KNOWN.has(name))
-      fail(jobName, `props.${name}`, `is no item policy; the names are ${[...KNOWN].join(', ')}`);
+    if (!KNOWN.has(name)) fail(jobName, `props.${name}`, `is no item policy; the names are ${[...KNOWN].join(', ')}`);
     found = true;
   }
   if (!found) return undefined;
@@ -103,7 +109,11 @@ export function itemPoliciesOf(jobName: string, props: Readonly<Record<string, s
       : integerOf(jobName, field(P.maxDelay), raw(P.maxDelay), 0, MAX_POLICY_MILLISECONDS);
   const jitter = raw(P.jitter) === undefined ? 0 : fractionOf(jobName, field(P.jitter), raw(P.jitter));
   if (maxDelayMs > 0 && maxDelayMs < delayMs)
-    fail(jobName, field(P.maxDelay), `(${maxDelayMs}) is below the first delay (${delayMs}): raise it, or use 0 (no cap)`);
+    fail(
+      jobName,
+      field(P.maxDelay),
+      `(${maxDelayMs}) is below the first delay (${delayMs}): raise it, or use 0 (no cap)`,
+    );
   return {
     timeoutMs,
     retry: attempts > 1 ? { attempts, backoff, delayMs, maxDelayMs, jitter } : undefined,
@@ -149,7 +159,11 @@ export function withPolicyProps(
 
 function retryProps(jobName: string, retry: ItemRetryOptions): Record<string, string> {
   if (typeof retry !== 'object' || retry === null || Array.isArray(retry))
-    fail(jobName, 'retry', `must be an object such as { attempts: 3, backoff: 'exponential', delayMilliseconds: 1000 }, got ${JSON.stringify(retry)}`);
+    fail(
+      jobName,
+      'retry',
+      `must be an object such as { attempts: 3, backoff: 'exponential', delayMilliseconds: 1000 }, got ${JSON.stringify(retry)}`,
+    );
   const known = ['attempts', 'backoff', 'delayMilliseconds', 'maxDelayMilliseconds', 'jitter'];
   for (const key of Object.keys(retry))
     if (!known.includes(key)) fail(jobName, `retry.${key}`, `is no retry setting; they are ${known.join(', ')}`);
@@ -167,5 +181,12 @@ function retryProps(jobName: string, retry: ItemRetryOptions): Record<string, st
       integerOf(jobName, 'retry.maxDelayMilliseconds', retry.maxDelayMilliseconds, 0, MAX_POLICY_MILLISECONDS),
     );
   if (retry.jitter !== undefined) props[P.jitter] = String(fractionOf(jobName, 'retry.jitter', retry.jitter));
+  const [delay, cap] = [Number(props[P.delay] ?? 0), Number(props[P.maxDelay] ?? 0)];
+  if (cap > 0 && cap < delay)
+    fail(
+      jobName,
+      'retry.maxDelayMilliseconds',
+      `(${cap}) is below the first delay (${delay}): raise it, or use 0 (no cap)`,
+    );
   return props;
 }
