@@ -1,7 +1,12 @@
-import { Injectable } from '@nestjs/common';
+import 'reflect-metadata';
+import type { AddressInfo } from 'node:net';
+import { Injectable, Module } from '@nestjs/common';
+import { NestFactory } from '@nestjs/core';
+import { ElasticJobConsoleModule } from '../../lib/console/index.js';
 import type { TestingModule } from '@nestjs/testing';
 import { afterEach, describe, expect, it } from 'vitest';
 import {
+  ElasticJobModule,
   ElasticJobOperator,
   ElasticJobRegistry,
   ItemCoveredError,
@@ -312,5 +317,50 @@ describe('item policies', () => {
     expect((await operator.getShardingInfo('reporting', { progress: true })).every((item) => !item.progress)).toBe(
       true,
     );
+  });
+
+  it("shows the progress in the console job detail and an execution's lines in its own route", async () => {
+    reset();
+    const namespace = uniqueNamespace('item-console');
+    @Module({
+      imports: [ElasticJobModule.forRoot(appOptions(namespace)), ElasticJobConsoleModule.forRoot({})],
+      providers: [ReportingJob],
+    })
+    class ConsoleApp {}
+    const app = await NestFactory.create(ConsoleApp, { logger: ['error'] });
+    hold(() => app.close());
+    await app.listen(0, '127.0.0.1');
+    const { port } = app.getHttpServer().address() as AddressInfo;
+    const api = async <T>(path: string): Promise<T> => {
+      const response = await fetch(`http://127.0.0.1:${port}/elastic-job/api/${path}`);
+      expect(response.status).toBe(200);
+      return (await response.json()) as T;
+    };
+    await app.get(ElasticJobRegistry).trigger('reporting');
+    type Detail = { sharding: Array<{ item: number; progress?: { value: unknown; at: string } }> };
+    const detail = await eventually(
+      () => api<Detail>('jobs/reporting'),
+      (answer) => answer.sharding.length === 2 && answer.sharding.every((item) => item.progress !== undefined),
+      10_000,
+      'the progress in the job detail',
+    );
+    expect(detail.sharding[1]!.progress!.value).toEqual({ done: 1, of: 3, stage: 'reading' });
+    type Executions = { executions: Array<{ id: string; item: number; instanceId: string }> };
+    const history = await eventually(
+      () => api<Executions>('executions?job=reporting'),
+      (answer) => answer.executions.length === 2,
+      5000,
+      'both executions in the history',
+    );
+    // The history carries no lines; the lines come one execution at a time.
+    expect(JSON.stringify(history)).not.toContain('line 1');
+    const one = history.executions.find((execution) => execution.item === 1)!;
+    const lines = await api<{ lines: { lines: Array<{ message: string }>; dropped: number }; instanceId: string }>(
+      `jobs/reporting/executions/${one.id}/lines?instance=${encodeURIComponent(one.instanceId)}`,
+    );
+    expect(lines.instanceId).toBe(one.instanceId);
+    expect(lines.lines.lines[0]!.message).toBe('item 1 starts');
+    expect(lines.lines.dropped).toBe(101);
+    for (const release of releases) release();
   });
 });
