@@ -1,5 +1,7 @@
 import 'reflect-metadata';
 import type { AddressInfo } from 'node:net';
+import { Writable } from 'node:stream';
+import { runCli } from '../../lib/cli/run.js';
 import { Injectable, Module } from '@nestjs/common';
 import { NestFactory } from '@nestjs/core';
 import { ElasticJobConsoleModule } from '../../lib/console/index.js';
@@ -283,6 +285,21 @@ describe('item policies', () => {
     );
     expect(info[0]!.progress).toMatchObject({ value: { done: 1, of: 3, stage: 'reading' } });
     expect(info[0]!.progress!.at).toBeInstanceOf(Date);
+    // The CLI's sharding shows it too.
+    let stdout = '';
+    const code = await runCli(['--zk', zkConnect(), '--namespace', namespace, 'sharding', 'reporting'], {
+      stdout: new Writable({
+        write(chunk: Buffer, _encoding, done) {
+          stdout += chunk.toString('utf8');
+          done();
+        },
+      }),
+      stderr: new Writable({ write: (_chunk, _encoding, done) => done() }),
+      env: {},
+    });
+    expect(code).toBe(0);
+    expect(stdout).toMatch(/PROGRESS/);
+    expect(stdout).toContain('done=1 of=3 stage=reading');
     // Without asking: no progress, no query.
     expect((await operator.getShardingInfo('reporting'))[0]!.progress).toBeUndefined();
     // The running execution's lines are there already.
