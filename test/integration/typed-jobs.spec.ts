@@ -382,6 +382,42 @@ describe('SCRIPT jobs', () => {
     await expect(listed.registry.addJob(job('ledger'))).rejects.toThrow(/may not run 'node'/);
   });
 
+  it("kill the script at the item's timeout (itemTimeoutMilliseconds, docs/guide/item-policies.md)", async () => {
+    const { registry } = await boot([{ ...job('slow'), shardingTotalCount: 1, itemTimeoutMilliseconds: 4000 }], {
+      scriptJobs: { allow: true },
+    });
+    const before = new Set(readdirSync(dir));
+    await registry.trigger('slow', { jobParameter: 'sleep' });
+    // Running first (the timeout is long enough for node to start and write its file), then killed at the timeout.
+    const started = await eventually(
+      () => readdirSync(dir).filter((name) => !before.has(name)),
+      (names) => names.length === 1,
+      15_000,
+      'the script running',
+    );
+    const failed = await eventually(
+      () => completed.find((event) => event.jobName === 'slow'),
+      (event) => event !== undefined,
+      15_000,
+      'the timed-out item',
+    );
+    expect(failed).toMatchObject({ success: false, failureCause: expect.stringMatching(/ItemTimeoutError/) });
+    const pid = Number(started[0]!.slice('run-'.length));
+    await eventually(
+      () => {
+        try {
+          process.kill(pid, 0);
+          return false;
+        } catch {
+          return true;
+        }
+      },
+      (gone) => gone,
+      10_000,
+      'the script killed',
+    );
+  });
+
   it('kill the script when the app shuts down', async () => {
     const namespace = uniqueNamespace('typed-kill');
     completed.length = 0;
