@@ -10,6 +10,8 @@ export { ElasticJobOperator } from './lifecycle/elastic-job-operator.js';
 export type { JobConfigurationChanges } from './lifecycle/job-configuration.api.js';
 export type { OperatedNode } from './lifecycle/job-operate.api.js';
 export type { ClusterExecutions } from './lifecycle/cluster-executions.api.js';
+export type { ExecutionLinesAnswer } from './lifecycle/item-state.api.js';
+export type { ExecutionLine, ExecutionLines } from './interfaces/execution-history.interface.js';
 export type { NamespaceChange } from './lifecycle/namespace-watch.js';
 export type {
   ExecutionHistory,
