@@ -52,6 +52,8 @@ interface Received {
 const received: Received[] = [];
 let server: Server;
 let base = '';
+/** Requests to /hang whose client went away before an answer. */
+const hangsAborted: string[] = [];
 
 beforeAll(async () => {
   server = createServer((request: IncomingMessage, response) => {
@@ -67,6 +69,8 @@ beforeAll(async () => {
         body,
       });
       if (request.url === '/slow') return void setTimeout(() => response.end('late'), 2000);
+      // Never answered: the client's abort is what ends it.
+      if (request.url === '/hang') return void response.on('close', () => hangsAborted.push(request.url!));
       if (request.url === '/flaky' && context.shardingItem === 1) {
         response.statusCode = 503;
         return void response.end(`warehouse down ${'x'.repeat(10_000)}`);
@@ -253,6 +257,34 @@ describe('HTTP jobs', () => {
     const cause = (job: string) => completed.find((event) => event.jobName === job)!.failureCause;
     expect(cause('slow')).toContain(`GET ${base}/slow timed out after 300 ms`);
     expect(cause('no-uri')).toContain(`props 'http.uri' is required`);
+  });
+
+  it("abort the request at the item's timeout (itemTimeoutMilliseconds, docs/guide/item-policies.md)", async () => {
+    const { registry } = await boot([
+      {
+        jobName: 'hang',
+        type: 'HTTP',
+        cron: YEARLY,
+        shardingTotalCount: 1,
+        itemTimeoutMilliseconds: 300,
+        props: { 'http.uri': `${base}/hang`, 'http.method': 'GET', 'http.read.timeout.milliseconds': '600000' },
+      },
+    ]);
+    vi.spyOn(Logger.prototype, 'error').mockImplementation(() => undefined);
+    await registry.trigger('hang');
+    const failed = await eventually(
+      () => completed.find((event) => event.jobName === 'hang'),
+      (event) => event !== undefined,
+      15_000,
+      'the timed-out item',
+    );
+    expect(failed).toMatchObject({ success: false, failureCause: expect.stringMatching(/ItemTimeoutError/) });
+    await eventually(
+      () => hangsAborted.length,
+      (n) => n === 1,
+      10_000,
+      'the request aborted',
+    );
   });
 
   it('join a job a Java team stored, declared by { jobName, type } alone: its props and count from ZooKeeper', async () => {
