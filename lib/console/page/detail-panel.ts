@@ -67,7 +67,7 @@ export function detailPanel(kit: ConsoleKit): ConsolePanel {
             : typeof item.progress.value === 'number'
               ? String(item.progress.value)
               : Object.entries(item.progress.value)
-                  .map(([name, value]) => `${name}=${String(value)}`)
+                  .map(([field, value]) => `${field}=${String(value)}`)
                   .join(' '),
         ),
         kit.actionsEnabled
