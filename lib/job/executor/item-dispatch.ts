@@ -28,6 +28,8 @@ export interface DispatchOutcome {
 export class ItemDispatch {
   /** The items running now; made for a run of items, dropped once none runs (~180 bytes a job). */
   private running: Map<number, RunningItem> | undefined;
+  /** The current run of items was covered by the next firing: none of it starts any more. */
+  private covered = false;
 
   constructor(
     private readonly ctx: JobContext,
@@ -59,6 +61,8 @@ export class ItemDispatch {
    */
   cover(): number[] {
     const items = this.runningItems();
+    // Items of the covered firing still waiting their turn (maxConcurrentItems) do not start either.
+    if (items.length > 0) this.covered = true;
     for (const [item, running] of this.running ?? []) running.abort(new ItemCoveredError(this.ctx.jobName, item), true);
     return items;
   }
@@ -93,11 +97,12 @@ export class ItemDispatch {
       typeof parameters === 'string' ? undefined : parameters.get(item);
     const policies = itemPolicies(this.ctx.jobName, config.props);
     const outcome: DispatchOutcome = { success: true, handlerFailures: [] };
+    this.covered = false;
     const attempt = (context: ShardingContext) => this.runItem(context);
     await mapBounded(
       items,
       async (item) => {
-        const refusedNow = refusal();
+        const refusedNow = this.covered ? 'the next firing covered this one (cover-early)' : refusal();
         if (refusedNow !== undefined) {
           this.ctx.logger.warn(`item ${item} not started: ${refusedNow}`);
           return;
