@@ -92,7 +92,10 @@ export async function runAttempts(
     let failure: unknown;
     let failed = false;
     try {
-      await attemptWithin(ctx, context.value, running, policies.timeoutMs, runAttempt);
+      // Raced against a cut only when something may cut it (a promise and a race per item cost a busy instant).
+      if (policies.timeoutMs > 0 || policies.overlap === 'cover-early')
+        await attemptWithin(ctx, context.value, running, policies.timeoutMs, runAttempt);
+      else await runAttempt(context.value);
     } catch (error) {
       failed = true;
       failure = error;
@@ -139,9 +142,11 @@ function attemptContext(
   running: RunningItem,
   attempt: number,
   lineBook: ItemLineBook | undefined,
-): { value: ShardingContext; executionId: string } {
+): { value: ShardingContext; executionId: string | undefined } {
   const abort = running.attempt;
-  const executionId = randomUUID();
+  // The execution's id, which its kept lines are filed under: made here only when lines can be kept (else the event
+  // publisher makes one, when anybody listens).
+  const executionId = lineBook === undefined ? undefined : randomUUID();
   let logger: ItemLogger | undefined;
   const value: ShardingContext = {
     ...base,
@@ -152,7 +157,7 @@ function attemptContext(
     get logger() {
       if (logger === undefined) {
         logger = new ItemLogger(ctx.logger, base.shardingItem);
-        lineBook?.keepLines(executionId, logger.kept);
+        if (executionId !== undefined) lineBook?.keepLines(executionId, logger.kept);
       }
       return logger;
     },
