@@ -38,6 +38,8 @@ class ImportJob {
     context.logger.warn('row 17 skipped: no price');
     context.reportProgress({ rows: 17, of: 40 });
     await new Promise<void>((resolve) => releases.push(resolve));
+    context.logger.log('row 40 done');
+    await new Promise<void>((resolve) => releases.push(resolve));
   }
 }
 
@@ -81,6 +83,9 @@ describe('item policies in the console, in a browser', () => {
     await expect
       .poll(() => log.locator('pre').textContent(), { timeout: 20_000 })
       .toMatch(/LOG reading the feed\n.* WARN row 17 skipped: no price$/);
+    // Followed while it runs: a line logged later shows in the open cell.
+    releases.shift()!();
+    await expect.poll(() => log.locator('pre').textContent(), { timeout: 20_000 }).toMatch(/LOG row 40 done$/);
     await page.close();
   });
 });

@@ -27,13 +27,29 @@ export function executionsPanel(kit: ConsoleKit): ConsolePanel {
   }
   /**
    * The execution's log lines (docs/guide/item-policies.md, "Item logs"), fetched from the instance that ran it when
-   * opened, and again at each opening while it runs: never with the history.
+   * opened, never with the history; while the item runs and the cell stays open, asked again every 3 s (XXL-JOB's
+   * rolling log: one question a cell, its answer at most the kept 32 KB).
    */
   function linesOf(execution: Execution) {
     const body = h('pre', { class: 'item-log' }, '…');
     const details = h('details', { 'data-execution': execution.id }, h('summary', {}, 'Log'), body);
+    let following: ReturnType<typeof setInterval> | undefined;
+    const stop = () => {
+      clearInterval(following);
+      following = undefined;
+    };
     details.addEventListener('toggle', () => {
-      if (!(details as HTMLDetailsElement).open) return;
+      if (!(details as HTMLDetailsElement).open) return stop();
+      load();
+      if (execution.success === undefined && following === undefined)
+        following = setInterval(() => {
+          // Closed, or redrawn away (the list is replaced on each change): no more questions.
+          if (!details.isConnected || !(details as HTMLDetailsElement).open) stop();
+          else load();
+        }, 3000);
+    });
+    return details;
+    function load() {
       const query = execution.instanceId ? `?instance=${encodeURIComponent(execution.instanceId)}` : '';
       const path = `jobs/${encodeURIComponent(execution.jobName)}/executions/${encodeURIComponent(execution.id)}/lines`;
       get<Wire<ExecutionLinesAnswer>>(`${path}${query}`).then(
@@ -49,8 +65,7 @@ export function executionsPanel(kit: ConsoleKit): ConsolePanel {
           body.textContent = `Could not read the lines: ${error instanceof Error ? error.message : String(error)}`;
         },
       );
-    });
-    return details;
+    }
   }
   function renderExecutions() {
     const from =
