@@ -111,6 +111,25 @@ class CoveringJob {
 }
 
 @Injectable()
+class CoveringOneAtATimeJob {
+  /** One item at a time; the first run waits for its signal, the runs after return at once. */
+  @ShardedJob({
+    jobName: 'covering-queue',
+    cron: '* * * * * *',
+    shardingTotalCount: 2,
+    maxConcurrentItems: 1,
+    overlap: 'cover-early',
+  })
+  async run(context: ShardingContext): Promise<void> {
+    calls.push({ at: Date.now(), context });
+    if (calls.length > 1) return;
+    await new Promise<void>((_, reject) =>
+      context.signal.addEventListener('abort', () => reject(context.signal.reason as Error), { once: true }),
+    );
+  }
+}
+
+@Injectable()
 class ReportingJob {
   /** Logs, reports progress, then waits for the test's release. */
   @ShardedJob({ jobName: 'reporting', cron: '0 0 0 1 1 *', shardingTotalCount: 2 })
@@ -265,6 +284,23 @@ describe('item policies', () => {
     );
     expect(covered).toMatchObject({ failureCause: expect.stringMatching(/ItemCoveredError/) });
     expect(seen.some((event) => event.type === 'firing.skipped')).toBe(false);
+  });
+
+  it('cover-early: the covered firing starts none of its items still waiting their turn', async () => {
+    reset();
+    const namespace = uniqueNamespace('item-cover-queue');
+    const app = await bootApp(appOptions(namespace), [CoveringOneAtATimeJob]);
+    hold(() => app.close());
+    await eventually(
+      () => calls.length,
+      (n) => n >= 3,
+      15_000,
+      'the covering firing',
+    );
+    // Item 0 hung and was covered; item 1, waiting its turn in that firing, did not start there: the next run is
+    // the covering firing's item 0.
+    expect(calls.map((call) => call.context.shardingItem).slice(0, 3)).toEqual([0, 0, 1]);
+    expect(calls[0]!.context.signal.reason).toBeInstanceOf(ItemCoveredError);
   });
 
   it('reads the progress of running items and the lines of an execution through the operator API', async () => {
