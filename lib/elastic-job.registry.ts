@@ -1,4 +1,4 @@
-import { Injectable } from '@nestjs/common';
+import { Injectable, Logger } from '@nestjs/common';
 import {
   ElasticJobError,
   InvalidOperationError,
@@ -9,6 +9,7 @@ import {
 import type { ShardingContext } from './interfaces/sharding-context.interface.js';
 import { parseShardingItemParameters } from './job/config/sharding-item-parameters.js';
 import { buildTaskId } from './job/paths.js';
+import { checkedProgress, ItemLogger } from './job/policies/item-lines.js';
 import { awaitConnection } from './registry/registry-center.js';
 
 /** What `runJob()` may set of the ShardingContext; the rest comes from the job's configuration. */
@@ -163,6 +164,10 @@ export class ElasticJobRegistry {
       shardingParameter:
         options.shardingParameter ?? (typeof parameters === 'string' ? undefined : parameters.get(shardingItem)),
       signal: options.signal ?? new AbortController().signal,
+      attempt: 1,
+      // Outside a firing: the lines go to the app's logger only, the progress is checked and dropped.
+      logger: new ItemLogger(new Logger(`ElasticJob:${jobName}`), shardingItem),
+      reportProgress: (value) => void checkedProgress(value),
     };
     return definition.handler(context);
   }

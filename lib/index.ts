@@ -10,6 +10,8 @@ export { ElasticJobOperator } from './lifecycle/elastic-job-operator.js';
 export type { JobConfigurationChanges } from './lifecycle/job-configuration.api.js';
 export type { OperatedNode } from './lifecycle/job-operate.api.js';
 export type { ClusterExecutions } from './lifecycle/cluster-executions.api.js';
+export type { ExecutionLinesAnswer } from './lifecycle/item-state.api.js';
+export type { ExecutionLine, ExecutionLines } from './interfaces/execution-history.interface.js';
 export type { NamespaceChange } from './lifecycle/namespace-watch.js';
 export type {
   ExecutionHistory,
@@ -82,6 +84,8 @@ export type {
   ShardingStrategyType,
 } from './interfaces/sharded-job-options.interface.js';
 export type { ShardingContext } from './interfaces/sharding-context.interface.js';
+export type { ItemProgress } from './interfaces/sharding-context.interface.js';
+export type { ItemRetryOptions } from './interfaces/sharded-job-options.interface.js';
 export type { Wire } from './util/wire.js';
 export type { ItemInterceptor } from './interfaces/item-interceptor.interface.js';
 export type { ItemCompletion, JobHealth, JobStatus } from './job/scheduler/job-scheduler.js';
@@ -101,6 +105,7 @@ export {
   RegistryError,
   ServerNotFoundError,
 } from './errors/elastic-job.errors.js';
+export { ItemCoveredError, ItemTimeoutError } from './errors/elastic-job.errors.js';
 export {
   CLIENT_MESSAGE_LIMIT,
   ELASTIC_JOB_ERROR_CODES,

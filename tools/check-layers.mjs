@@ -25,7 +25,7 @@ export const LAYERS = [
   // context they make, each concern over those before it, and the scheduler that puts a job together.
   // job/alerts: the alert handlers' channels (EMAIL, WECHAT, DINGTALK, WEBHOOK), below the plugins that name them.
   ['job', 'job/alerts'],
-  ['job/events', 'job/plugins', 'job/storage'],
+  ['job/events', 'job/plugins', 'job/storage', 'job/policies'],
   ['job/context'],
   ['job/config'],
   ['job/server'],

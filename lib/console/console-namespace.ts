@@ -3,6 +3,7 @@ import { Observable, Subject } from 'rxjs';
 import { JobNotFoundError } from '../errors/elastic-job.errors.js';
 import type { ExecutionHistory, ExecutionHistoryQuery } from '../interfaces/execution-history.interface.js';
 import type { ElasticJobOperator } from '../lifecycle/elastic-job-operator.js';
+import type { ExecutionLinesAnswer } from '../lifecycle/item-state.api.js';
 import { JOB_BRIEF_STATUSES, type JobBriefStatus, type ShardingInfo } from '../lifecycle/lifecycle.types.js';
 import type { NamespaceChange } from '../lifecycle/namespace-watch.js';
 import { ExecutionsCheck } from './executions-check.js';
@@ -126,10 +127,13 @@ export class ConsoleNamespace {
       this.operator.getJobBriefInfo(jobName),
       this.operator.getJobConfiguration(jobName),
       // Removed between the reads: the brief says so below.
-      this.operator.getShardingInfo(jobName).catch((error: unknown): ShardingInfo[] => {
-        if (error instanceof JobNotFoundError) return [];
-        throw error;
-      }),
+      // With the running items' progress, asked of their instances (none asked when no item runs).
+      this.operator
+        .getShardingInfo(jobName, { progress: true, timeoutMs: 1000 })
+        .catch((error: unknown): ShardingInfo[] => {
+          if (error instanceof JobNotFoundError) return [];
+          throw error;
+        }),
       this.operator.getJobServersInfo(jobName),
       watching,
     ]);
@@ -171,6 +175,17 @@ export class ConsoleNamespace {
     if (this.history) return { source: 'database', executions: await this.history.recentExecutions(query) };
     const answer = await this.operator.getExecutions(query, { timeoutMs: CLUSTER_HISTORY_TIMEOUT_MS });
     return { source: 'cluster', ...answer };
+  }
+
+  /**
+   * One execution's kept lines, asked of the instance that ran it (docs/guide/item-policies.md, "Item logs"): fetched
+   * when the page opens that execution, never with the history.
+   */
+  executionLines(jobName: string, executionId: string, instance: string | undefined): Promise<ExecutionLinesAnswer> {
+    return this.operator.getExecutionLines(jobName, executionId, {
+      ...(instance === undefined ? {} : { instance }),
+      timeoutMs: CLUSTER_HISTORY_TIMEOUT_MS,
+    });
   }
 
   /** After an action: the page sees its effect through the watch; rows are read again at once regardless. */

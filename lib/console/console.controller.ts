@@ -187,6 +187,29 @@ export function createConsoleController(options: ResolvedConsoleOptions): Type<u
       });
     }
 
+    /**
+     * One execution's kept lines (docs/guide/item-policies.md, "Item logs"), asked of `instance` (the execution's
+     * instance id) or of the job's instances: fetched when the page opens an execution, never with the history.
+     */
+    @Get('api/jobs/:name/executions/:id/lines')
+    @Header('Cache-Control', 'no-store')
+    async executionLines(
+      @Req() request: ConsoleRequest,
+      @Param('name') name: string,
+      @Param('id') id: string,
+      @Registry() registry: unknown,
+      @Query('instance') instance?: unknown,
+    ) {
+      refuseCrossSite(request);
+      const namespace = this.ns(registry);
+      return answer(async () => {
+        const jobName = checkJobName(name, 'getExecutionLines');
+        if (instance !== undefined && typeof instance !== 'string')
+          throw new InvalidOperationError('getExecutionLines', 'instance', 'must be given once, as an instance id');
+        return namespace.executionLines(jobName, id, instance);
+      });
+    }
+
     @Get('api/servers')
     @Header('Cache-Control', 'no-store')
     servers(@Registry() registry: unknown) {

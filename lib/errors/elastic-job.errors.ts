@@ -236,3 +236,36 @@ export class JobExecutionError extends ElasticJobError {
     super(`Job '${jobName}': sharding item ${shardingItem} failed: ${describeError(cause)}`, { cause });
   }
 }
+
+/**
+ * An item ran past its job's `itemTimeoutMilliseconds` (docs/guide/item-policies.md, "Timeout"): its signal aborted
+ * with this error as the reason, and the item failed with it.
+ */
+export class ItemTimeoutError extends ElasticJobError {
+  constructor(
+    readonly jobName: string,
+    readonly shardingItem: number,
+    readonly timeoutMs: number,
+  ) {
+    super(
+      `Job '${jobName}': sharding item ${shardingItem} ran past its timeout of ${timeoutMs} ms and was aborted ` +
+        '(itemTimeoutMilliseconds): make it faster, split its work, or raise the timeout',
+    );
+  }
+}
+
+/**
+ * An item was aborted because a firing of the same job covered it (`overlap: 'cover-early'`, XXL-JOB's COVER_EARLY):
+ * the reason its signal carries, and its failure when it stops.
+ */
+export class ItemCoveredError extends ElasticJobError {
+  constructor(
+    readonly jobName: string,
+    readonly shardingItem: number,
+  ) {
+    super(
+      `Job '${jobName}': sharding item ${shardingItem} was aborted by the next firing, which runs it anew ` +
+        "(overlap: 'cover-early')",
+    );
+  }
+}

@@ -29,6 +29,11 @@ export interface JobExecutionEvent extends JobEventBase {
   source: ExecutionSource;
   shardingItem: number;
   startTime: Date;
+  /**
+   * Which run of the item in its firing, when its job retries failed items (`@ShardedJob({ retry })`): 1, 2, ...
+   * Each attempt is an execution of its own, with its own `id`. Not ElasticJob's.
+   */
+  attempt?: number;
 }
 
 export interface ItemStartedEvent extends JobExecutionEvent {

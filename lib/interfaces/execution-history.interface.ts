@@ -22,6 +22,23 @@ export interface ExecutionRecord {
   failureCause: string | undefined;
   /** The instance that ran it, `{ip}@-@{pid}`, where the store knows it (the in-memory log; PostgreSQL has the IP only). */
   instanceId?: string;
+  /** Which run of the item in its firing, when its job retries failed items (docs/guide/item-policies.md). */
+  attempt?: number;
+}
+
+/** One line an item logged through `context.logger` (docs/guide/item-policies.md, "Item logs"). */
+export interface ExecutionLine {
+  /** Epoch milliseconds. */
+  at: number;
+  level: 'log' | 'error' | 'warn' | 'debug' | 'verbose' | 'fatal';
+  message: string;
+}
+
+/** What is kept of one execution's lines: the first ones within the bounds, and how many more were logged. */
+export interface ExecutionLines {
+  lines: ExecutionLine[];
+  /** Lines logged past the bounds (300 lines, 32 KB): counted, not kept. */
+  dropped: number;
 }
 
 /** What a query keeps: finished successfully, finished with a failure, or still running. */

@@ -39,6 +39,23 @@ export interface JobErrorHandler {
 }
 
 /**
+ * Retries of a failed item inside its firing, on the instance that owns it (docs/guide/item-policies.md), as BullMQ's
+ * `attempts` and `backoff`. @publicApi
+ */
+export interface ItemRetryOptions {
+  /** Every run of the item, the first included (BullMQ's count): 3 = the run and two retries. 1..100. */
+  attempts: number;
+  /** `fixed` (default): the delay each time; `exponential`: delay, 2 × delay, 4 × delay... */
+  backoff?: 'fixed' | 'exponential';
+  /** The wait before the first retry, in ms. Default 0. */
+  delayMilliseconds?: number;
+  /** The longest wait, in ms; 0 (default) = no cap. */
+  maxDelayMilliseconds?: number;
+  /** 0..1: each wait drawn at random in [wait × (1 − jitter), wait]. Default 0. */
+  jitter?: number;
+}
+
+/**
  * `@ShardedJob()` options; fields, names and defaults mirror ElasticJob's `JobConfiguration`. @publicApi
  */
 export interface ShardedJobOptions {
@@ -111,4 +128,18 @@ export interface ShardedJobOptions {
    * trigger. Its config node has no cron, as ElasticJob writes it.
    */
   oneOff?: boolean;
+  /**
+   * An item still running this long (ms) is aborted: its signal aborts with an ItemTimeoutError, it fails with it
+   * (error handler, events, history), and its running marker goes at once so that the next firing runs on time
+   * (docs/guide/item-policies.md, "Timeout"). Default 0: none. Stored in `props` (`item.timeout.milliseconds`).
+   */
+  itemTimeoutMilliseconds?: number;
+  /** Retries of a failed item inside its firing (docs/guide/item-policies.md, "Retries"). Stored in `props` (`item.retry.*`). */
+  retry?: ItemRetryOptions;
+  /**
+   * What a firing does when this instance's items of the previous one still run: `misfire` (default), ElasticJob's
+   * (see `misfire`); `cover-early`, XXL-JOB's COVER_EARLY: abort them and start the new ones. Stored in `props`
+   * (`item.overlap`).
+   */
+  overlap?: 'misfire' | 'cover-early';
 }

@@ -12,6 +12,7 @@ import {
   type JobConfigurationChanges,
 } from './job-configuration.api.js';
 import { ClusterExecutionsApi, type ClusterExecutions } from './cluster-executions.api.js';
+import { ItemStateApi, type ExecutionLinesAnswer } from './item-state.api.js';
 import type { ExecutionHistoryQuery } from '../interfaces/execution-history.interface.js';
 import { JobOperateApi, type OperatedNode } from './job-operate.api.js';
 import { JobStatisticsApi } from './job-statistics.api.js';
@@ -39,6 +40,7 @@ interface Apis {
   shardingOperate: ShardingOperateApi;
   jobConfiguration: JobConfigurationApi;
   clusterExecutions: ClusterExecutionsApi;
+  itemState: ItemStateApi;
 }
 
 /**
@@ -134,9 +136,65 @@ export class ElasticJobOperator {
   }
 
   /** The job's items (empty before its first sharding); a JobNotFoundError when there is no such job. */
-  async getShardingInfo(jobName: string): Promise<ShardingInfo[]> {
+  async getShardingInfo(
+    jobName: string,
+    /**
+     * `progress`: also the latest progress of the running items, asked of the instances running them (they answer
+     * within `timeoutMs`, default 2000; Java instances never do): docs/guide/item-policies.md, "Progress".
+     */
+    options: { progress?: boolean; timeoutMs?: number } = {},
+  ): Promise<ShardingInfo[]> {
     checkJobName(jobName, 'getShardingInfo');
-    return this.run('getShardingInfo', (apis) => apis.shardingStatistics.getShardingInfo(jobName));
+    const timeoutMs = checkTimeout(options.timeoutMs ?? 2000, 'getShardingInfo');
+    const items = await this.run('getShardingInfo', (apis) => apis.shardingStatistics.getShardingInfo(jobName));
+    if (options.progress !== true) return items;
+    const running = [
+      ...new Set(items.filter((item) => item.status === 'RUNNING' && item.instanceId).map((item) => item.instanceId!)),
+    ];
+    const { itemState } = await this.api();
+    const progress = await withinBound(
+      itemState.progress(jobName, running, timeoutMs),
+      this.connectionTimeoutMs + timeoutMs,
+      'getShardingInfo',
+    );
+    return items.map((item) => {
+      const found = progress.get(item.item);
+      return found && item.status === 'RUNNING' && found.instanceId === item.instanceId
+        ? { ...item, progress: { value: found.value, at: found.at } }
+        : item;
+    });
+  }
+
+  /**
+   * One execution's lines, as its item logged them through `context.logger` (kept bounded by the instance that ran
+   * it, in its in-memory execution log): asked of `instance` when given (an execution record's `instanceId`), else of
+   * the job's online instances, within `timeoutMs` (default 3000). docs/guide/item-policies.md, "Item logs".
+   */
+  async getExecutionLines(
+    jobName: string,
+    executionId: string,
+    options: { instance?: string; timeoutMs?: number } = {},
+  ): Promise<ExecutionLinesAnswer> {
+    checkJobName(jobName, 'getExecutionLines');
+    if (typeof executionId !== 'string' || !/^[A-Za-z0-9-]{1,100}$/.test(executionId))
+      throw new InvalidOperationError(
+        'getExecutionLines',
+        'executionId',
+        `must be an execution's id (letters, digits and dashes), got ${quoteInput(executionId)}`,
+      );
+    if (options.instance !== undefined && (typeof options.instance !== 'string' || options.instance === ''))
+      throw new InvalidOperationError(
+        'getExecutionLines',
+        'instance',
+        `must be an instance id, got ${quoteInput(options.instance)}`,
+      );
+    const timeoutMs = checkTimeout(options.timeoutMs ?? 3000, 'getExecutionLines');
+    const { itemState } = await this.api();
+    return withinBound(
+      itemState.lines(jobName, executionId, options.instance === undefined ? undefined : [options.instance], timeoutMs),
+      this.connectionTimeoutMs + timeoutMs,
+      'getExecutionLines',
+    );
   }
 
   // ---------------------------------------------------------------- operations
@@ -280,9 +338,21 @@ export class ElasticJobOperator {
         shardingOperate: new ShardingOperateApi(registry),
         jobConfiguration: new JobConfigurationApi(registry),
         clusterExecutions: new ClusterExecutionsApi(registry),
+        itemState: new ItemStateApi(registry),
       };
     }
     await awaitConnection(registry, this.connectionTimeoutMs, 'ElasticJobOperator');
     return this.apis;
   }
+}
+
+/** A wait's bound as the operator's calls take it: an integer 0..60000 ms. */
+function checkTimeout(timeoutMs: unknown, operation: string): number {
+  if (typeof timeoutMs !== 'number' || !Number.isInteger(timeoutMs) || timeoutMs < 0 || timeoutMs > 60_000)
+    throw new InvalidOperationError(
+      operation,
+      'timeoutMs',
+      `must be an integer 0..60000, got ${quoteInput(timeoutMs)}`,
+    );
+  return timeoutMs;
 }

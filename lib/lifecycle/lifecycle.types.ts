@@ -1,3 +1,4 @@
+import type { ItemProgress } from '../interfaces/sharding-context.interface.js';
 /**
  * What the operator API returns: ElasticJob's lifecycle domain objects (`JobBriefInfo`, `ServerBriefInfo`,
  * `ShardingInfo` in its `lifecycle` module, docs/reference/elasticjob.md §6), with the same fields and rules.
@@ -55,6 +56,11 @@ export interface ShardingInfo {
   status: ShardingItemStatus;
   /** A peer has taken the item over from a crashed instance (`sharding/{i}/failover`). */
   failover: boolean;
+  /**
+   * The latest progress the running item reported (`context.reportProgress()`), asked of its instance when
+   * `getShardingInfo(jobName, { progress: true })` (docs/guide/item-policies.md, "Progress").
+   */
+  progress?: { value: ItemProgress; at: Date };
 }
 
 /**

@@ -1,4 +1,5 @@
 import type { ElasticJobEvent } from '../events/elastic-job-event.types.js';
+import type { ExecutionLines } from '../interfaces/execution-history.interface.js';
 import type {
   ExecutionHistory,
   ExecutionHistoryQuery,
@@ -42,6 +43,12 @@ export class ExecutionLog implements ExecutionHistory {
   /** Oldest first; a record is updated in place when its item completes. */
   private readonly records: ExecutionRecord[] = [];
   private readonly byId = new Map<string, ExecutionRecord>();
+  /**
+   * The lines items logged through `context.logger`, by execution id, the oldest going first past `size` executions
+   * (each bounded by the item's logger: job/policies/item-lines.ts). The array is the logger's own: a running item's
+   * lines show as they come.
+   */
+  private readonly linesById = new Map<string, ExecutionLines>();
 
   constructor(readonly size: number = DEFAULT_EXECUTION_LOG_SIZE) {}
 
@@ -60,6 +67,7 @@ export class ExecutionLog implements ExecutionHistory {
         success: undefined,
         failureCause: undefined,
         instanceId: event.instanceId,
+        ...(event.attempt === undefined ? {} : { attempt: event.attempt }),
       };
       this.records.push(record);
       this.byId.set(record.id, record);
@@ -71,6 +79,18 @@ export class ExecutionLog implements ExecutionHistory {
       record.success = event.success;
       record.failureCause = event.failureCause?.slice(0, MAX_CAUSE_CHARACTERS);
     }
+  }
+
+  /** Files an execution's kept lines (its logger's own object, filled as the item logs). */
+  keepLines(executionId: string, lines: ExecutionLines): void {
+    this.linesById.set(executionId, lines);
+    if (this.linesById.size > this.size) this.linesById.delete(this.linesById.keys().next().value!);
+  }
+
+  /** An execution's kept lines, copied; undefined when it logged none here (or they were pushed out). */
+  lines(executionId: string): ExecutionLines | undefined {
+    const kept = this.linesById.get(executionId);
+    return kept === undefined ? undefined : { lines: [...kept.lines], dropped: kept.dropped };
   }
 
   /** The newest matching executions, newest first, `offset` skipped. */

@@ -1,5 +1,8 @@
+import type { ItemProgress } from '../interfaces/sharding-context.interface.js';
 import type {
   ExecutionHistoryQuery,
+  ExecutionLine,
+  ExecutionLines,
   ExecutionRecord,
   ExecutionResult,
 } from '../interfaces/execution-history.interface.js';
@@ -18,6 +21,13 @@ export interface ExecutionQueryRequest {
   /** The instances asked to answer. */
   instances: string[];
   query: ExecutionHistoryQuery;
+  /**
+   * What is asked (docs/guide/item-policies.md): the executions (default), one execution's kept lines (`lines`, with
+   * its `executionId`), or the latest progress of the job's running items (`progress`). Older instances answer only
+   * the executions: the asker checks a reply's shape.
+   */
+  kind?: 'executions' | 'lines' | 'progress';
+  executionId?: string;
 }
 
 export function encodeQuery(request: ExecutionQueryRequest): Buffer {
@@ -26,6 +36,8 @@ export function encodeQuery(request: ExecutionQueryRequest): Buffer {
     JSON.stringify({
       instances: request.instances,
       query: { ...query, from: query.from?.toISOString(), to: query.to?.toISOString() },
+      ...(request.kind === undefined || request.kind === 'executions' ? {} : { kind: request.kind }),
+      ...(request.executionId === undefined ? {} : { executionId: request.executionId }),
     }),
     'utf8',
   );
@@ -33,9 +45,21 @@ export function encodeQuery(request: ExecutionQueryRequest): Buffer {
 
 /** Throws an Error saying what is wrong. */
 export function decodeQuery(text: string): ExecutionQueryRequest {
-  const raw = JSON.parse(text) as { instances?: unknown; query?: Record<string, unknown> };
+  const raw = JSON.parse(text) as {
+    instances?: unknown;
+    query?: Record<string, unknown>;
+    kind?: unknown;
+    executionId?: unknown;
+  };
   if (!Array.isArray(raw.instances) || !raw.instances.every((id) => typeof id === 'string'))
     throw new Error('instances must be a list of instance ids');
+  if (raw.kind === 'lines') {
+    if (typeof raw.executionId !== 'string' || raw.executionId.length > 100)
+      throw new Error('a lines query needs an executionId');
+    return { instances: raw.instances as string[], query: { limit: 1 }, kind: 'lines', executionId: raw.executionId };
+  }
+  if (raw.kind === 'progress') return { instances: raw.instances as string[], query: { limit: 1 }, kind: 'progress' };
+  if (raw.kind !== undefined) throw new Error(`unknown kind of query ${JSON.stringify(raw.kind)}`);
   const q = raw.query;
   if (typeof q !== 'object' || q === null) throw new Error('query must be an object');
   const limit = q.limit;
@@ -92,6 +116,62 @@ export function decodeReply(text: string): ExecutionRecord[] {
       success: typeof r.success === 'boolean' ? r.success : undefined,
       failureCause: typeof r.failureCause === 'string' ? r.failureCause : undefined,
       ...(typeof r.instanceId === 'string' ? { instanceId: r.instanceId } : {}),
+      ...(typeof r.attempt === 'number' && Number.isSafeInteger(r.attempt) ? { attempt: r.attempt } : {}),
     };
   });
+}
+
+const LEVELS: ReadonlySet<string> = new Set(['log', 'error', 'warn', 'debug', 'verbose', 'fatal']);
+
+/** An execution's kept lines as a reply (bounded by the item's logger: 32 KB of text), or `null` for none here. */
+export function encodeLinesReply(lines: ExecutionLines | undefined): Buffer {
+  return Buffer.from(JSON.stringify(lines ?? null), 'utf8');
+}
+
+/** Undefined for `null` (the instance has none); throws an Error saying what is wrong. */
+export function decodeLinesReply(text: string): ExecutionLines | undefined {
+  const raw = JSON.parse(text) as { lines?: unknown; dropped?: unknown } | null;
+  if (raw === null) return undefined;
+  if (typeof raw !== 'object' || !Array.isArray(raw.lines) || typeof raw.dropped !== 'number')
+    throw new Error('a lines reply must be { lines, dropped }');
+  const lines: ExecutionLine[] = raw.lines.map((entry: unknown, index) => {
+    const l = entry as Record<string, unknown>;
+    if (
+      typeof l !== 'object' ||
+      l === null ||
+      typeof l.at !== 'number' ||
+      typeof l.message !== 'string' ||
+      typeof l.level !== 'string' ||
+      !LEVELS.has(l.level)
+    )
+      throw new Error(`line ${index} is not { at, level, message }`);
+    return { at: l.at, level: l.level as ExecutionLine['level'], message: l.message };
+  });
+  return { lines, dropped: raw.dropped };
+}
+
+/** The latest progress of a job's running items on one instance: `{ item: { value, at } }`. */
+export type ProgressReply = Record<number, { value: ItemProgress; at: number }>;
+
+export function encodeProgressReply(progress: ReadonlyMap<number, { value: ItemProgress; at: number }>): Buffer {
+  return Buffer.from(JSON.stringify({ progress: Object.fromEntries(progress) }), 'utf8');
+}
+
+/** Throws an Error saying what is wrong. */
+export function decodeProgressReply(text: string): Map<number, { value: ItemProgress; at: number }> {
+  const raw = JSON.parse(text) as { progress?: unknown };
+  if (typeof raw !== 'object' || raw === null || typeof raw.progress !== 'object' || raw.progress === null)
+    throw new Error('a progress reply must be { progress }');
+  const found = new Map<number, { value: ItemProgress; at: number }>();
+  for (const [key, entry] of Object.entries(raw.progress as Record<string, unknown>)) {
+    const item = Number(key);
+    const e = entry as { value?: unknown; at?: unknown };
+    if (!Number.isSafeInteger(item) || typeof e !== 'object' || e === null || typeof e.at !== 'number')
+      throw new Error(`progress of '${key.slice(0, 20)}' is not { value, at }`);
+    const value = e.value;
+    if (typeof value !== 'number' && (typeof value !== 'object' || value === null || Array.isArray(value)))
+      throw new Error(`progress of item ${item} is neither a number nor an object`);
+    found.set(item, { value: value as ItemProgress, at: e.at });
+  }
+  return found;
 }

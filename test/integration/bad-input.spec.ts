@@ -23,6 +23,7 @@ import {
 } from '../../lib/index.js';
 import { createWhileJobExists } from '../../lib/job/storage/create-while-job-exists.js';
 import { JobNodePath } from '../../lib/job/paths.js';
+import { ITEM_POLICY_PROPS } from '../../lib/job/policies/item-policies.js';
 import { elasticJobMessagesController } from '../../lib/microservices/index.js';
 import { appOptions } from '../support/app.js';
 import { LocalNats } from '../support/local-nats.js';
@@ -164,6 +165,9 @@ const BAD_IPS: ReadonlyArray<readonly [string, unknown, string]> = [
   ['a line break', `${IP}\n`, `'${IP}\\n'`],
   ['other digits', '١٠.٠.٩.١', "'١٠.٠.٩.١'"],
 ];
+/** The item policies' property names, as their error lists them. */
+const ITEM_POLICY_NAMES = Object.values(ITEM_POLICY_PROPS).join(', ');
+
 /** The fields a configuration update may change, as its error lists them. */
 const CHANGEABLE =
   'cron, timeZone, shardingTotalCount, shardingItemParameters, jobParameter, monitorExecution, failover, misfire, ' +
@@ -423,6 +427,29 @@ describe('the operator API refuses bad input before reading or writing anything'
           message: "Job 'report': invalid 'shardingTotalCount': is required: an integer > 0, got -1",
         },
       ],
+      // The item policies, kept in props (docs/guide/item-policies.md): negative, fractional, huge, not a number,
+      // an unknown backoff, an unknown name.
+      ...(
+        [
+          ['item.timeout.milliseconds', '-5', 'must be a whole number from 0 to 2147483647, got "-5"'],
+          ['item.timeout.milliseconds', '1.5', 'must be a whole number from 0 to 2147483647, got "1.5"'],
+          ['item.retry.attempts', '99999999999999', 'must be a whole number from 1 to 100, got "99999999999999"'],
+          ['item.retry.delay.milliseconds', 'soon', 'must be a whole number from 0 to 2147483647, got "soon"'],
+          ['item.retry.backoff', 'linear', `must be one of 'fixed', 'exponential', got "linear"`],
+          ['item.overlap', 'serial', `must be one of 'misfire', 'cover-early', got "serial"`],
+          ['item.retries', '3', `is no item policy; the names are ${ITEM_POLICY_NAMES}`],
+        ] as const
+      ).map(
+        ([name, value, detail]) =>
+          [
+            { props: { [name]: value } },
+            {
+              name: 'JobConfigurationError',
+              code: 'INVALID_CONFIGURATION',
+              message: `Job 'report': invalid 'props.${name}': ${detail}`,
+            },
+          ] as const,
+      ),
     ];
     for (const [change, expected] of [...changes, ...ALERT_CHANGES]) {
       const got = await failure(() => operator.updateJobConfiguration('report', change as never));
@@ -722,6 +749,16 @@ describe('the CLI refuses bad input: exit 2 for a bad argument, 3 for what is no
         EXIT_USAGE,
         expected.message,
       ]),
+      [
+        ['config', 'report', '--set', 'props={"item.retry.backoff":"linear"}'],
+        EXIT_USAGE,
+        `Job 'report': invalid 'props.item.retry.backoff': must be one of 'fixed', 'exponential', got "linear"`,
+      ],
+      [
+        ['config', 'report', '--set', 'props={"item.timeout.milliseconds":"-1"}'],
+        EXIT_USAGE,
+        `Job 'report': invalid 'props.item.timeout.milliseconds': must be a whole number from 0 to 2147483647, got "-1"`,
+      ],
       [['jobs', '--ip', HUGE], EXIT_USAGE, `--ip ${ipDetail(HUGE_QUOTED)}`],
       [
         [HUGE],
@@ -753,7 +790,11 @@ describe('the CLI refuses bad input: exit 2 for a bad argument, 3 for what is no
  * A console route's answer: its status and JSON body (or text, for what Node itself refuses). Sent with node:http and
  * the path as written: fetch would resolve a `%2E%2E` segment as `..` before sending, as browsers do.
  */
-function route(method: 'GET' | 'POST', path: string, body?: unknown): Promise<{ status: number; body: unknown }> {
+function route(
+  method: 'GET' | 'POST' | 'PUT',
+  path: string,
+  body?: unknown,
+): Promise<{ status: number; body: unknown }> {
   const payload = body === undefined ? undefined : typeof body === 'string' ? body : JSON.stringify(body);
   return new Promise((resolve, reject) => {
     const request = httpRequest(
@@ -762,7 +803,7 @@ function route(method: 'GET' | 'POST', path: string, body?: unknown): Promise<{ 
         port: consolePort,
         method,
         path: `/elastic-job/${path}`,
-        headers: method === 'POST' ? { 'content-type': 'application/json', ...csrf } : {},
+        headers: method !== 'GET' ? { 'content-type': 'application/json', ...csrf } : {},
       },
       (response) => {
         let text = '';
@@ -869,129 +910,154 @@ describe('the console refuses bad input with the same errors as HTTP statuses', 
   });
 
   it('items, trigger bodies and query values', async () => {
-    const cases: ReadonlyArray<readonly [string, 'GET' | 'POST', string, unknown, { status: number; body: unknown }]> =
+    const cases: ReadonlyArray<
+      readonly [string, 'GET' | 'POST' | 'PUT', string, unknown, { status: number; body: unknown }]
+    > = [
       [
-        [
-          'a word item',
-          'POST',
-          'api/jobs/report/items/two/disable',
-          undefined,
-          http(400, invalid('disableItem', 'item', "must be an integer >= 0, got 'two'")),
-        ],
-        [
-          'a negative item',
-          'POST',
-          'api/jobs/report/items/-1/disable',
-          undefined,
-          http(400, invalid('disableItem', 'item', "must be an integer >= 0, got '-1'")),
-        ],
-        [
-          'a fractional item',
-          'POST',
-          'api/jobs/report/items/1.5/enable',
-          undefined,
-          http(400, invalid('enableItem', 'item', "must be an integer >= 0, got '1.5'")),
-        ],
-        [
-          'an item out of range',
-          'POST',
-          'api/jobs/report/items/3/disable',
-          undefined,
-          http(400, invalid('disableItem', 'item', 'must be an item of the job, 0..2 (shardingTotalCount 3), got 3')),
-        ],
-        [
-          'a huge item',
-          'POST',
-          'api/jobs/report/items/99999999999999999999/disable',
-          undefined,
-          http(400, invalid('disableItem', 'item', 'must be an integer >= 0, got 100000000000000000000')),
-        ],
-        [
-          'a number parameter',
-          'POST',
-          'api/jobs/report/trigger',
-          { jobParameter: 42 },
-          http(400, invalid('trigger', 'jobParameter', 'must be a string, got 42')),
-        ],
-        [
-          'an unknown body field',
-          'POST',
-          'api/jobs/report/trigger',
-          { param: 'x' },
-          http(400, invalid('trigger', 'fields', "'param' is not one; trigger takes jobParameter")),
-        ],
-        [
-          'an array body',
-          'POST',
-          'api/jobs/report/trigger',
-          ['x'],
-          http(400, invalid('trigger', 'body', 'must be { jobParameter? }, got an array of 1')),
-        ],
-        [
-          'a parameter over 64 KiB',
-          'POST',
-          'api/jobs/report/trigger',
-          { jobParameter: 'x'.repeat(70_000) },
-          http(
-            400,
-            invalid(
-              'trigger',
-              'jobParameter',
-              'is 70000 bytes long; at most 65536 (it is written once for each instance online)',
-            ),
+        'a word item',
+        'POST',
+        'api/jobs/report/items/two/disable',
+        undefined,
+        http(400, invalid('disableItem', 'item', "must be an integer >= 0, got 'two'")),
+      ],
+      [
+        'a negative item',
+        'POST',
+        'api/jobs/report/items/-1/disable',
+        undefined,
+        http(400, invalid('disableItem', 'item', "must be an integer >= 0, got '-1'")),
+      ],
+      [
+        'a fractional item',
+        'POST',
+        'api/jobs/report/items/1.5/enable',
+        undefined,
+        http(400, invalid('enableItem', 'item', "must be an integer >= 0, got '1.5'")),
+      ],
+      [
+        'an item out of range',
+        'POST',
+        'api/jobs/report/items/3/disable',
+        undefined,
+        http(400, invalid('disableItem', 'item', 'must be an item of the job, 0..2 (shardingTotalCount 3), got 3')),
+      ],
+      [
+        'a huge item',
+        'POST',
+        'api/jobs/report/items/99999999999999999999/disable',
+        undefined,
+        http(400, invalid('disableItem', 'item', 'must be an integer >= 0, got 100000000000000000000')),
+      ],
+      [
+        'a number parameter',
+        'POST',
+        'api/jobs/report/trigger',
+        { jobParameter: 42 },
+        http(400, invalid('trigger', 'jobParameter', 'must be a string, got 42')),
+      ],
+      [
+        'an unknown body field',
+        'POST',
+        'api/jobs/report/trigger',
+        { param: 'x' },
+        http(400, invalid('trigger', 'fields', "'param' is not one; trigger takes jobParameter")),
+      ],
+      [
+        'an array body',
+        'POST',
+        'api/jobs/report/trigger',
+        ['x'],
+        http(400, invalid('trigger', 'body', 'must be { jobParameter? }, got an array of 1')),
+      ],
+      [
+        'a parameter over 64 KiB',
+        'POST',
+        'api/jobs/report/trigger',
+        { jobParameter: 'x'.repeat(70_000) },
+        http(
+          400,
+          invalid(
+            'trigger',
+            'jobParameter',
+            'is 70000 bytes long; at most 65536 (it is written once for each instance online)',
           ),
-        ],
-        [
-          'a 1 MB body',
-          'POST',
-          'api/jobs/report/trigger',
-          { jobParameter: HUGE },
-          { status: 413, body: expect.objectContaining({ statusCode: 413 }) },
-        ],
-        [
-          'a bad executions job',
-          'GET',
-          `api/executions?job=${segment('..')}`,
-          undefined,
-          http(
-            400,
-            invalid('executions', 'job', "must be a job's name, got '..': it is a relative path segment ('.' or '..')"),
+        ),
+      ],
+      [
+        'a 1 MB body',
+        'POST',
+        'api/jobs/report/trigger',
+        { jobParameter: HUGE },
+        { status: 413, body: expect.objectContaining({ statusCode: 413 }) },
+      ],
+      [
+        'a bad executions job',
+        'GET',
+        `api/executions?job=${segment('..')}`,
+        undefined,
+        http(
+          400,
+          invalid('executions', 'job', "must be a job's name, got '..': it is a relative path segment ('.' or '..')"),
+        ),
+      ],
+      [
+        'a bad status filter',
+        'GET',
+        `api/jobs?status=${'X'.repeat(100)}`,
+        undefined,
+        http(
+          400,
+          invalid(
+            'query',
+            'status',
+            `must be one of OK, CRASHED, DISABLED, SHARDING_FLAG, got '${'X'.repeat(63)}…' (100 characters)`,
           ),
-        ],
-        [
-          'a bad status filter',
-          'GET',
-          `api/jobs?status=${'X'.repeat(100)}`,
-          undefined,
-          http(
-            400,
-            invalid(
-              'query',
-              'status',
-              `must be one of OK, CRASHED, DISABLED, SHARDING_FLAG, got '${'X'.repeat(63)}…' (100 characters)`,
-            ),
-          ),
-        ],
-        [
-          'a bad limit',
-          'GET',
-          'api/jobs?limit=1e3',
-          undefined,
-          http(400, invalid('query', 'limit', "must be an integer 1..200, got '1e3'")),
-        ],
-        [
-          'an unknown action',
-          'POST',
-          `api/jobs/report/${'x'.repeat(100)}`,
-          undefined,
-          {
-            status: 404,
-            body: expect.objectContaining({
-              message: `No job action '${'x'.repeat(63)}…' (100 characters): disable, enable, shutdown or trigger`,
-            }),
-          },
-        ],
-      ];
+        ),
+      ],
+      [
+        'an item timeout that is not a number',
+        'PUT',
+        'api/jobs/report/config',
+        { props: { 'item.timeout.milliseconds': 'soon' } },
+        http(400, {
+          name: 'JobConfigurationError',
+          code: 'INVALID_CONFIGURATION',
+          message:
+            "Job 'report': invalid 'props.item.timeout.milliseconds': must be a whole number from 0 to 2147483647, " +
+            'got "soon"',
+        }),
+      ],
+      [
+        'an unknown backoff',
+        'PUT',
+        'api/jobs/report/config',
+        { props: { 'item.retry.attempts': '3', 'item.retry.backoff': 'linear' } },
+        http(400, {
+          name: 'JobConfigurationError',
+          code: 'INVALID_CONFIGURATION',
+          message: `Job 'report': invalid 'props.item.retry.backoff': must be one of 'fixed', 'exponential', got "linear"`,
+        }),
+      ],
+      [
+        'a bad limit',
+        'GET',
+        'api/jobs?limit=1e3',
+        undefined,
+        http(400, invalid('query', 'limit', "must be an integer 1..200, got '1e3'")),
+      ],
+      [
+        'an unknown action',
+        'POST',
+        `api/jobs/report/${'x'.repeat(100)}`,
+        undefined,
+        {
+          status: 404,
+          body: expect.objectContaining({
+            message: `No job action '${'x'.repeat(63)}…' (100 characters): disable, enable, shutdown or trigger`,
+          }),
+        },
+      ],
+    ];
     for (const [what, method, path, body, expected] of cases) {
       expect({ what, got: await route(method, path, body) }).toEqual({ what, got: expected });
     }

@@ -111,6 +111,27 @@ describe('the config node as Java ElasticJob reads and writes it (SnakeYAML into
     expect(fromConfigYaml(reading.writtenBack).props).toEqual(alerting.props);
   });
 
+  it('loads a job with item policies (kept in props, docs/guide/item-policies.md) and writes them back unchanged', async () => {
+    const withPolicies: ShardedJobOptions = {
+      ...minimal,
+      jobName: 'policies',
+      itemTimeoutMilliseconds: 30_000,
+      retry: { attempts: 3, backoff: 'exponential', delayMilliseconds: 1000, maxDelayMilliseconds: 8000, jitter: 0.2 },
+      overlap: 'cover-early',
+    };
+    const ours = stored(withPolicies);
+    expect(ours).toContain('  item.timeout.milliseconds:');
+    const [reading] = await javaReads([ours]);
+    if (!reading || !('writtenBack' in reading)) throw new Error(`Java refused the job: ${JSON.stringify(reading)}`);
+    expect(reading.fields).toMatchObject({ jobName: 'policies', shardingTotalCount: 3 });
+    expect(fromConfigYaml(reading.writtenBack)).toEqual(fromConfigYaml(ours));
+    expect(fromConfigYaml(reading.writtenBack).props).toMatchObject({
+      'item.overlap': 'cover-early',
+      'item.retry.attempts': '3',
+      'item.timeout.milliseconds': '30000',
+    });
+  });
+
   it('the peer is as strict as Java: an unknown key, a bad cron, a zone Java cannot read are refused', async () => {
     const refused = await javaReads([
       `${stored(minimal)}jobClass: com.acme.ReportJob\n`, // identity lives in the job root node, never here

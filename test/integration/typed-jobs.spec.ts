@@ -52,6 +52,8 @@ interface Received {
 const received: Received[] = [];
 let server: Server;
 let base = '';
+/** Requests to /hang whose client went away before an answer. */
+const hangsAborted: string[] = [];
 
 beforeAll(async () => {
   server = createServer((request: IncomingMessage, response) => {
@@ -67,6 +69,8 @@ beforeAll(async () => {
         body,
       });
       if (request.url === '/slow') return void setTimeout(() => response.end('late'), 2000);
+      // Never answered: the client's abort is what ends it.
+      if (request.url === '/hang') return void response.on('close', () => hangsAborted.push(request.url!));
       if (request.url === '/flaky' && context.shardingItem === 1) {
         response.statusCode = 503;
         return void response.end(`warehouse down ${'x'.repeat(10_000)}`);
@@ -255,6 +259,34 @@ describe('HTTP jobs', () => {
     expect(cause('no-uri')).toContain(`props 'http.uri' is required`);
   });
 
+  it("abort the request at the item's timeout (itemTimeoutMilliseconds, docs/guide/item-policies.md)", async () => {
+    const { registry } = await boot([
+      {
+        jobName: 'hang',
+        type: 'HTTP',
+        cron: YEARLY,
+        shardingTotalCount: 1,
+        itemTimeoutMilliseconds: 300,
+        props: { 'http.uri': `${base}/hang`, 'http.method': 'GET', 'http.read.timeout.milliseconds': '600000' },
+      },
+    ]);
+    vi.spyOn(Logger.prototype, 'error').mockImplementation(() => undefined);
+    await registry.trigger('hang');
+    const failed = await eventually(
+      () => completed.find((event) => event.jobName === 'hang'),
+      (event) => event !== undefined,
+      15_000,
+      'the timed-out item',
+    );
+    expect(failed).toMatchObject({ success: false, failureCause: expect.stringMatching(/ItemTimeoutError/) });
+    await eventually(
+      () => hangsAborted.length,
+      (n) => n === 1,
+      10_000,
+      'the request aborted',
+    );
+  });
+
   it('join a job a Java team stored, declared by { jobName, type } alone: its props and count from ZooKeeper', async () => {
     const namespace = uniqueNamespace('typed-join');
     const zk = await observer(namespace);
@@ -380,6 +412,42 @@ describe('SCRIPT jobs', () => {
     await expect(registry.addJob(job('ledger'))).rejects.toThrow(/scriptJobs/);
     const listed = await boot([], { scriptJobs: { allow: ['/usr/bin/env'] } });
     await expect(listed.registry.addJob(job('ledger'))).rejects.toThrow(/may not run 'node'/);
+  });
+
+  it("kill the script at the item's timeout (itemTimeoutMilliseconds, docs/guide/item-policies.md)", async () => {
+    const { registry } = await boot([{ ...job('slow'), shardingTotalCount: 1, itemTimeoutMilliseconds: 4000 }], {
+      scriptJobs: { allow: true },
+    });
+    const before = new Set(readdirSync(dir));
+    await registry.trigger('slow', { jobParameter: 'sleep' });
+    // Running first (the timeout is long enough for node to start and write its file), then killed at the timeout.
+    const started = await eventually(
+      () => readdirSync(dir).filter((name) => !before.has(name)),
+      (names) => names.length === 1,
+      15_000,
+      'the script running',
+    );
+    const failed = await eventually(
+      () => completed.find((event) => event.jobName === 'slow'),
+      (event) => event !== undefined,
+      15_000,
+      'the timed-out item',
+    );
+    expect(failed).toMatchObject({ success: false, failureCause: expect.stringMatching(/ItemTimeoutError/) });
+    const pid = Number(started[0]!.slice('run-'.length));
+    await eventually(
+      () => {
+        try {
+          process.kill(pid, 0);
+          return false;
+        } catch {
+          return true;
+        }
+      },
+      (gone) => gone,
+      10_000,
+      'the script killed',
+    );
   });
 
   it('kill the script when the app shuts down', async () => {

@@ -13,6 +13,8 @@ export interface RunEvent {
   jobParameter?: string;
   /** The run threw (`failOnce`). */
   failed?: true;
+  /** Which run of the item in its firing (`retry`). */
+  attempt?: number;
 }
 
 export interface StartEvent {
@@ -35,6 +37,8 @@ export interface ClusterOptions {
   monitorExecution?: boolean;
   /** Items that fail (throw) the first time they run in the process; they succeed when run again. */
   failOnce?: number[];
+  /** The job's `retry` option (docs/guide/item-policies.md). */
+  retry?: { attempts: number; backoff?: 'fixed' | 'exponential'; delayMilliseconds?: number };
   /** The server IP the instance registers as (default: the machine's). */
   ip?: string;
   /** `once`: the app has a distribute-once job listener (its calls are `once-started` / `once-completed` events). */
@@ -71,6 +75,7 @@ export class ClusterInstance extends LineProcess {
         JOB_FAILOVER: String(options.failover ?? false),
         JOB_MONITOR: String(options.monitorExecution ?? true),
         ...(options.failOnce ? { JOB_FAIL_ONCE: options.failOnce.join(',') } : {}),
+        ...(options.retry ? { JOB_RETRY: JSON.stringify(options.retry) } : {}),
         ...(options.ip ? { INSTANCE_IP: options.ip } : {}),
         ...(options.listener ? { JOB_LISTENER: options.listener } : {}),
         ...(options.type ? { JOB_TYPE: options.type } : {}),

@@ -1,3 +1,4 @@
+import type { ItemProgress } from '../../interfaces/sharding-context.interface.js';
 import type { JobBriefInfo } from '../../lifecycle/lifecycle.types.js';
 import { formatTable, NONE } from '../format/table.js';
 import type { CliCommand } from './command.js';
@@ -78,20 +79,31 @@ export const shardingCommand: CliCommand = {
   watchRoot: ({ args }) => `/${args[0]!}`,
   async run(context) {
     const jobName = context.args[0]!;
-    const items = await context.operator.getShardingInfo(jobName);
+    // The running items' progress, asked of their instances (nothing is asked when none runs).
+    const items = await context.operator.getShardingInfo(jobName, { progress: true, timeoutMs: 1000 });
+    const progress = items.some((item) => item.progress !== undefined);
     const human =
       items.length === 0
         ? `Job '${jobName}' has no sharding yet: its leader shards it before its first firing.\n`
         : formatTable(
-            ['ITEM', 'STATUS', 'SERVER', 'INSTANCE', 'FAILOVER'],
+            ['ITEM', 'STATUS', 'SERVER', 'INSTANCE', 'FAILOVER', ...(progress ? ['PROGRESS'] : [])],
             items.map((item) => [
               String(item.item),
               item.status,
               item.serverIp ?? NONE,
               item.instanceId ?? NONE,
               item.failover ? 'yes' : 'no',
+              ...(progress ? [item.progress ? describeProgress(item.progress.value) : NONE] : []),
             ]),
           );
     return { json: items, human };
   },
 };
+
+/** A progress as one cell: a number as it is, an object as `name=value` pairs. */
+function describeProgress(value: ItemProgress): string {
+  if (typeof value === 'number') return String(value);
+  return Object.entries(value)
+    .map(([name, field]) => `${name}=${String(field)}`)
+    .join(' ');
+}

@@ -58,6 +58,18 @@ export function detailPanel(kit: ConsoleKit): ConsolePanel {
         h('td', { class: 'mono' }, item.instanceId ?? '–'),
         h('td', { class: 'mono' }, item.serverIp ?? '–'),
         h('td', {}, item.failover ? 'yes' : 'no'),
+        // The running item's latest progress (docs/guide/item-policies.md, "Progress"): a number, or name=value pairs.
+        h(
+          'td',
+          { class: 'progress' },
+          item.progress === undefined
+            ? '–'
+            : typeof item.progress.value === 'number'
+              ? String(item.progress.value)
+              : Object.entries(item.progress.value)
+                  .map(([field, value]) => `${field}=${String(value)}`)
+                  .join(' '),
+        ),
         kit.actionsEnabled
           ? h(
               'td',
@@ -119,7 +131,15 @@ export function detailPanel(kit: ConsoleKit): ConsolePanel {
           : undefined,
       );
     });
-    const actions = ['Item', 'Status', 'Instance', 'Server', 'Failover', ...(kit.actionsEnabled ? ['Action'] : [])];
+    const actions = [
+      'Item',
+      'Status',
+      'Instance',
+      'Server',
+      'Failover',
+      'Progress',
+      ...(kit.actionsEnabled ? ['Action'] : []),
+    ];
     /**
      * What ElasticJob's status leaves out (it reads OK): items disabled, and items whose latest run here failed (from
      * the executions the page has of this job).

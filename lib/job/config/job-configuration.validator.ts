@@ -15,6 +15,7 @@ import { BUILT_IN_ERROR_HANDLER_TYPES } from '../plugins/job-error-handlers.js';
 import { JOB_DEFAULTS, typeName, type JobConfiguration } from './job-configuration.js';
 import { alertPropsProblem, isAlertHandlerType } from '../alerts/alert-props.js';
 import { toConfigYaml } from './job-configuration.yaml.js';
+import { itemPoliciesOf, withPolicyProps } from '../policies/item-policies.js';
 
 /** The strategy and error handler names every job knows (ElasticJob's). */
 export const BUILT_IN_NAMES = {
@@ -241,7 +242,8 @@ export function resolveJobConfiguration(
     disabled: options.disabled ?? JOB_DEFAULTS.disabled,
     overwrite: options.overwrite ?? JOB_DEFAULTS.overwrite,
     staticSharding: options.staticSharding ?? JOB_DEFAULTS.staticSharding,
-    props: checkedProps(jobName, options.props),
+    // The item policies' options are stored in props (job/policies/item-policies.ts), checked there.
+    props: withPolicyProps(options, checkedProps(jobName, options.props)),
   };
   // An alert handler's settings are the job's props, checked as ElasticJob's *JobErrorHandlerPropertiesValidator
   // checks them (and more: a URL, a port, a boolean), so that a bad one is refused here, not at the first failure.
@@ -249,6 +251,7 @@ export function resolveJobConfiguration(
     const problem = alertPropsProblem(handler, config.props);
     if (problem) fail(jobName, `props.${problem.prop}`, problem.detail);
   }
+  itemPoliciesOf(jobName, config.props);
 
   // The config node must fit in one ZooKeeper node (jute.maxbuffer), measured as written: YAML quotes, escapes and
   // indents the strings, so their own length is not enough. Written out only when it might not fit: a character

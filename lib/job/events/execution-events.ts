@@ -26,12 +26,23 @@ export interface ExecutionEventMap {
     items: number[];
   };
   /** `scheduledTime`: the cron instant, for a firing at one. */
-  'item-started': ExecutionEventBase & { taskId: string; shardingItem: number; startTime: Date; scheduledTime?: Date };
+  'item-started': ExecutionEventBase & {
+    taskId: string;
+    shardingItem: number;
+    startTime: Date;
+    scheduledTime?: Date;
+    /** The execution's id (the public events' `id`), made per attempt. */
+    executionId?: string;
+    /** The attempt's number, when the job retries failed items. */
+    attempt?: number;
+  };
   'item-completed': ExecutionEventBase & {
     taskId: string;
     shardingItem: number;
     startTime: Date;
     scheduledTime?: Date;
+    executionId?: string;
+    attempt?: number;
     completeTime: Date;
     success: boolean;
     failureCause?: unknown;

@@ -133,27 +133,32 @@ class ExecutionEventFollower implements ExecutionObserver {
   'item-started'(item: ExecutionEventMap['item-started']): void {
     // The id is shared with the completion's event: made when either is heard.
     if (!this.publisher.observes('item.started') && !this.publisher.observes('item.completed')) return;
-    const id = randomUUID();
+    // The dispatch's id when it made one (its kept lines are filed under it), else one made here.
+    const id = item.executionId ?? randomUUID();
     (this.ids ??= new Map()).set(item.shardingItem, id);
     this.publisher.publish('item.started', {
       ...this.executionFields(id, item),
       ...(item.scheduledTime ? { scheduledTime: item.scheduledTime } : {}),
+      ...(item.attempt === undefined ? {} : { attempt: item.attempt }),
     });
   }
 
   'item-completed'(item: ExecutionEventMap['item-completed']): void {
-    const id = this.ids?.get(item.shardingItem);
+    const id = item.executionId ?? this.ids?.get(item.shardingItem);
     if (this.ids?.delete(item.shardingItem) && this.ids.size === 0) this.ids = undefined;
     const failureCause = item.success ? undefined : describeCause(item.failureCause);
     // For the firing's TASK_ERROR status event.
     if (failureCause !== undefined && this.publisher.observes('status'))
       (this.failures ??= new Map()).set(item.shardingItem, failureCause);
+    // A retry that succeeded: the item did not fail.
+    else if (item.success && item.attempt !== undefined) this.failures?.delete(item.shardingItem);
     if (!this.publisher.observes('item.completed')) return;
     this.publisher.publish('item.completed', {
       ...this.executionFields(id ?? randomUUID(), item),
       completeTime: item.completeTime,
       success: item.success,
       ...(failureCause === undefined ? {} : { failureCause }),
+      ...(item.attempt === undefined ? {} : { attempt: item.attempt }),
     });
   }
 

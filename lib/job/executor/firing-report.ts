@@ -48,7 +48,14 @@ export class FiringReport {
     this.events.emit('firing-completed', completed);
   }
 
-  itemStarted(source: FiringSource, taskId: string, item: number, scheduledAt: number | undefined): ItemStarted {
+  itemStarted(
+    source: FiringSource,
+    taskId: string,
+    item: number,
+    scheduledAt: number | undefined,
+    executionId?: string,
+    attempt?: number,
+  ): ItemStarted {
     // Built without spreads: a thousand jobs' items start at one instant, each paying for this before the next.
     const started: ItemStarted = {
       jobName: this.ctx.jobName,
@@ -59,6 +66,8 @@ export class FiringReport {
       startTime: new Date(),
     };
     if (scheduledAt !== undefined) started.scheduledTime = new Date(scheduledAt);
+    if (executionId !== undefined) started.executionId = executionId;
+    if (attempt !== undefined) started.attempt = attempt;
     this.events.emit('item-started', started);
     return started;
   }

@@ -275,6 +275,7 @@ export class FiringRun {
         { source, taskId, scheduledAt: startAt },
         this.errorHandler(config),
         () => this.machine.mayStartItems(),
+        (item) => this.retryRefusal(item, config),
       );
     } finally {
       // The other jobs' items of this instant start first; then this firing's bookkeeping.
@@ -287,6 +288,22 @@ export class FiringRun {
       // THROW (or a custom handler that threw): the firing fails; it is logged by fire(), the app goes on.
       throw failures.length === 1 ? failures[0] : new AggregateError(failures, `${failures.length} items failed`);
     }
+  }
+
+  /**
+   * Why a failed item may not run again in this firing (docs/guide/item-policies.md, "Retries"), or undefined: only on
+   * the instance that owns it, connected, neither shutting down nor halted, the item not disabled, no resharding due.
+   */
+  private retryRefusal(item: number, config: JobConfiguration): string | undefined {
+    const refusal = this.machine.mayStartItems();
+    if (refusal !== undefined) return refusal;
+    if (this.machine.stopped()) return 'the job is stopping here';
+    if (!this.ctx.connection.isConnected()) return 'not connected to ZooKeeper';
+    if (this.ctx.storage.cached.has(this.ctx.paths.disabled(item))) return 'the item was disabled';
+    if (this.sharding.isNeedSharding()) return 'the job is to be resharded: the item may move';
+    if (!this.sharding.getLocalShardingItems(config.shardingTotalCount).includes(item))
+      return "the item is no longer this instance's";
+    return undefined;
   }
 
   /** The configured handler by name; a name this job cannot resolve (never after validation) logs, as LOG does. */

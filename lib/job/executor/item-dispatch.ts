@@ -8,27 +8,11 @@ import { parseShardingItemParameters } from '../config/sharding-item-parameters.
 import type { FiringReport } from './firing-report.js';
 import type { FiringSource } from '../events/firing-state.js';
 import type { JobItemExecutor } from '../plugins/item-executor.js';
-
-/**
- * An item's abort signal, made when the item first reads it: an AbortController costs tens of microseconds, which a
- * thousand items starting at one instant would pay before the last one starts (most items never read it).
- */
-class ItemAbort {
-  private controller: AbortController | undefined;
-  private reason: Error | undefined;
-
-  get signal(): AbortSignal {
-    if (this.controller) return this.controller.signal;
-    this.controller = new AbortController();
-    if (this.reason) this.controller.abort(this.reason);
-    return this.controller.signal;
-  }
-
-  abort(reason: Error): void {
-    if (this.controller) this.controller.abort(reason);
-    else this.reason ??= reason;
-  }
-}
+import { ItemCoveredError } from '../../errors/elastic-job.errors.js';
+import type { ItemProgress } from '../../interfaces/sharding-context.interface.js';
+import { itemPolicies } from '../policies/item-policies.js';
+import type { ItemLineBook } from '../policies/item-lines.js';
+import { RunningItem, runAttempts } from './item-attempts.js';
 
 /** What a run of items came to: whether every item succeeded, and what error handlers threw (THROW). */
 export interface DispatchOutcome {
@@ -42,8 +26,10 @@ export interface DispatchOutcome {
  * operator's stop); a failure goes to the job's error handler. Every item is told started and completed.
  */
 export class ItemDispatch {
-  /** The abort signals of the items running now; made for a run of items, dropped once none runs (~180 bytes a job). */
-  private running: Map<number, ItemAbort> | undefined;
+  /** The items running now; made for a run of items, dropped once none runs (~180 bytes a job). */
+  private running: Map<number, RunningItem> | undefined;
+  /** The current run of items was covered by the next firing: none of it starts any more. */
+  private covered = false;
 
   constructor(
     private readonly ctx: JobContext,
@@ -53,6 +39,8 @@ export class ItemDispatch {
     private readonly interceptors: readonly ItemInterceptor[] = [],
     /** At most this many items at once; undefined: all of a firing at once. */
     private readonly maxConcurrentItems?: number,
+    /** Where the items' kept log lines go (the in-memory execution log), if anywhere. */
+    private readonly lineBook?: ItemLineBook,
   ) {}
 
   runningItems(): number[] {
@@ -64,12 +52,37 @@ export class ItemDispatch {
   }
 
   abortAll(reason: string): void {
-    for (const abort of this.running?.values() ?? []) abort.abort(new Error(reason));
+    for (const running of this.running?.values() ?? []) running.abort(new Error(reason));
+  }
+
+  /**
+   * XXL-JOB's COVER_EARLY: every running item's signal aborts with an ItemCoveredError and its attempt is given up at
+   * once (its code left to settle on its own), so that the firing ends and the covering one starts.
+   */
+  cover(): number[] {
+    const items = this.runningItems();
+    // Items of the covered firing still waiting their turn (maxConcurrentItems) do not start either.
+    if (items.length > 0) this.covered = true;
+    for (const [item, running] of this.running ?? []) running.abort(new ItemCoveredError(this.ctx.jobName, item), true);
+    return items;
+  }
+
+  /** Wakes the items waiting out a backoff, so that they see why they may not retry (a shutdown). */
+  wakeRetries(): void {
+    for (const running of this.running?.values() ?? []) running.wake?.();
+  }
+
+  /** The latest progress of the running items that reported one. */
+  progress(): Map<number, { value: ItemProgress; at: number }> {
+    const found = new Map<number, { value: ItemProgress; at: number }>();
+    for (const [item, running] of this.running ?? []) if (running.progress) found.set(item, running.progress);
+    return found;
   }
 
   /**
    * Runs the items. One waiting its turn does not start when `refusal()` says why not (an operator halted the job
-   * here, the session was lost meanwhile: a peer may own it by now).
+   * here, the session was lost meanwhile: a peer may own it by now); a retry does not start when `retryRefusal()` says
+   * why not (the same, a shutdown, the item disabled).
    */
   async run(
     items: number[],
@@ -77,44 +90,53 @@ export class ItemDispatch {
     firing: { source: FiringSource; taskId: string; scheduledAt: number | undefined },
     handler: JobErrorHandler,
     refusal: () => string | undefined,
+    retryRefusal: (item: number) => string | undefined = refusal,
   ): Promise<DispatchOutcome> {
     const parameters = parseShardingItemParameters(config.shardingItemParameters);
     const parameterOf = (item: number): string | undefined =>
       typeof parameters === 'string' ? undefined : parameters.get(item);
+    const policies = itemPolicies(this.ctx.jobName, config.props);
     const outcome: DispatchOutcome = { success: true, handlerFailures: [] };
+    this.covered = false;
+    const attempt = (context: ShardingContext) => this.runItem(context);
     await mapBounded(
       items,
       async (item) => {
-        const refusedNow = refusal();
+        const refusedNow = this.covered ? 'the next firing covered this one (cover-early)' : refusal();
         if (refusedNow !== undefined) {
           this.ctx.logger.warn(`item ${item} not started: ${refusedNow}`);
           return;
         }
-        const abort = new ItemAbort();
+        const runningItem = new RunningItem();
         const running = (this.running ??= new Map());
-        running.set(item, abort);
-        const context: ShardingContext = {
+        running.set(item, runningItem);
+        const base = {
           jobName: this.ctx.jobName,
           taskId: firing.taskId,
           shardingTotalCount: config.shardingTotalCount,
           jobParameter: config.jobParameter,
           shardingItem: item,
           shardingParameter: parameterOf(item),
-          get signal() {
-            return abort.signal;
-          },
         };
-        const started = this.report.itemStarted(firing.source, firing.taskId, item, firing.scheduledAt);
         try {
-          await this.runItem(context);
-          this.report.itemCompleted(started);
-        } catch (error) {
-          outcome.success = false;
-          this.report.itemCompleted(started, { cause: error });
-          try {
-            await handler.handleException(this.ctx.jobName, error, context);
-          } catch (handlerError) {
-            outcome.handlerFailures.push(handlerError);
+          const failed = await runAttempts(
+            this.ctx,
+            this.report,
+            policies,
+            this.lineBook,
+            base,
+            runningItem,
+            firing,
+            attempt,
+            () => retryRefusal(item),
+          );
+          if (failed !== undefined) {
+            outcome.success = false;
+            try {
+              await handler.handleException(this.ctx.jobName, failed.failure, failed.context);
+            } catch (handlerError) {
+              outcome.handlerFailures.push(handlerError);
+            }
           }
         } finally {
           running.delete(item);

@@ -13,6 +13,9 @@ import { IDLE, type FiringSource, type FiringState, type QueuedFiring } from '..
 import type { JobItemExecutor } from '../plugins/item-executor.js';
 import type { ItemInterceptor } from '../../interfaces/item-interceptor.interface.js';
 import { describeItems } from '../../util/item-list.js';
+import type { ItemLineBook } from '../policies/item-lines.js';
+import type { ItemProgress } from '../../interfaces/sharding-context.interface.js';
+import { itemPolicies } from '../policies/item-policies.js';
 
 function describeFailure(error: unknown): string {
   if (error instanceof AggregateError) return `${error.message}: ${error.errors.map(describeFailure).join('; ')}`;
@@ -57,11 +60,13 @@ export class JobExecutor {
     interceptors: readonly ItemInterceptor[] = [],
     /** At most this many items at once; undefined: all of a firing at once. */
     maxConcurrentItems?: number,
+    /** Where items' kept log lines go (the in-memory execution log), if anywhere. */
+    lineBook?: ItemLineBook,
   ) {
     this.events = new ExecutionEvents(ctx.logger);
     this.report = new FiringReport(ctx, this.events);
     this.markers = new FiringMarkers(ctx, execution, failover);
-    this.dispatch = new ItemDispatch(ctx, itemExecutor, this.report, interceptors, maxConcurrentItems);
+    this.dispatch = new ItemDispatch(ctx, itemExecutor, this.report, interceptors, maxConcurrentItems, lineBook);
     this.hooks = new FiringHookRunner(ctx);
     this.run = new FiringRun(
       ctx,
@@ -127,10 +132,33 @@ export class JobExecutor {
       return;
     }
     if (state.phase === 'FIRING') {
+      if (itemPolicies(this.ctx.jobName, this.config.load().props).overlap === 'cover-early' && this.cover(state.done))
+        return;
       void this.run.overlap();
       return;
     }
     this.start('CRON', scheduledAt);
+  }
+
+  /**
+   * `overlap: 'cover-early'` (XXL-JOB's COVER_EARLY): the running items are aborted and given up, and this cron firing
+   * starts once the covered one has ended (its markers removed). False when no item runs here (the firing is between
+   * its items: the misfire rule applies).
+   */
+  private cover(covered: Promise<void>): boolean {
+    const items = this.dispatch.cover();
+    if (items.length === 0) return false;
+    this.ctx.logger.warn(`items [${describeItems(items)}] still running at the next firing: aborted (cover-early)`);
+    void covered.then(() => {
+      if (this.state.phase === 'IDLE') this.start('CRON');
+      else if (this.state.phase === 'FIRING') void this.run.overlap();
+    });
+    return true;
+  }
+
+  /** The latest progress of the items running here that reported one (asked by the operator API, never written). */
+  progress(): Map<number, { value: ItemProgress; at: number }> {
+    return this.dispatch.progress();
   }
 
   /**
@@ -196,6 +224,8 @@ export class JobExecutor {
         ? { ...state, draining: current }
         : { phase: 'STOPPED', draining: current, ...(state.rejoining ? { rejoining: true as const } : {}) };
     if (!current) return true;
+    // Items waiting out a retry's backoff give it up now (no attempt starts once stopping).
+    this.dispatch.wakeRetries();
     let timer: NodeJS.Timeout | undefined;
     const finished = await Promise.race([
       current.then(() => true),

@@ -34,6 +34,7 @@ import { ServerService } from '../server/server.service.js';
 import { ShardingService } from '../sharding/sharding.service.js';
 import { JobNodeStorage } from '../storage/job-node-storage.js';
 import type { JobDefinition, JobIdentity, JobSchedulerSettings } from './job-definition.js';
+import type { ItemLineBook } from '../policies/item-lines.js';
 
 /** One job's coordination services on this instance (ElasticJob's kernel/internal services of one job). */
 export interface JobServices {
@@ -129,6 +130,7 @@ export function wireJobServices(
     itemExecutor,
     settings.itemInterceptors,
     definition.maxConcurrentItems,
+    settings.executionLog?.keepLines ? (settings.executionLog as ItemLineBook) : undefined,
   );
   ctx.events.follow(executor.events);
   const trigger = new CronTrigger(
@@ -148,7 +150,7 @@ export function wireJobServices(
     new ShutdownReactions(ctx, instances, () => hooks.onOwnInstanceDeleted()),
     new TriggerReactions(ctx, (jobParameter) => executor.trigger(jobParameter)),
     new RerunReactions(ctx, (items) => executor.rerun(items)),
-    new ExecutionQueryReactions(ctx, settings.executionLog),
+    new ExecutionQueryReactions(ctx, settings.executionLog, () => executor.progress()),
   ]);
   return {
     ctx,

@@ -1,0 +1,214 @@
+import { randomUUID } from 'node:crypto';
+import { describeError, ItemTimeoutError } from '../../errors/elastic-job.errors.js';
+import type { ItemProgress, ShardingContext } from '../../interfaces/sharding-context.interface.js';
+import type { JobContext } from '../context/job-context.js';
+import type { FiringSource } from '../events/firing-state.js';
+import { retryDelay } from '../policies/backoff.js';
+import type { ItemPolicies } from '../policies/item-policies.js';
+import { checkedProgress, ItemLogger, type ItemLineBook } from '../policies/item-lines.js';
+import type { FiringReport } from './firing-report.js';
+
+/**
+ * An abort signal, made when first read: an AbortController costs tens of microseconds, which a thousand items starting
+ * at one instant would pay before the last one starts (most items never read it).
+ */
+export class LazyAbort {
+  private controller: AbortController | undefined;
+  private reason: Error | undefined;
+
+  get signal(): AbortSignal {
+    if (this.controller) return this.controller.signal;
+    this.controller = new AbortController();
+    if (this.reason) this.controller.abort(this.reason);
+    return this.controller.signal;
+  }
+
+  abort(reason: Error): void {
+    if (this.controller) this.controller.abort(reason);
+    else this.reason ??= reason;
+  }
+}
+
+/**
+ * One item of a firing while it runs here, through its attempts: the current attempt's signal, the item's own abort
+ * (session lost, shutdown, an operator's halt, a covering firing: no attempt starts after it), its latest progress.
+ */
+export class RunningItem {
+  attempt = new LazyAbort();
+  /** Why the item was aborted, once it was. */
+  aborted: Error | undefined;
+  /** Set on an abort that must not wait for the item's code (a covering firing): the attempt is given up at once. */
+  abandon: ((reason: Error) => void) | undefined;
+  /** Wakes a backoff wait. */
+  wake: (() => void) | undefined;
+  progress: { value: ItemProgress; at: number } | undefined;
+
+  abort(reason: Error, giveUp = false): void {
+    this.aborted ??= reason;
+    this.attempt.abort(reason);
+    if (giveUp) this.abandon?.(reason);
+    this.wake?.();
+  }
+}
+
+/** What runs one attempt (the interceptors, then the job type's executor). */
+export type AttemptRunner = (context: ShardingContext) => Promise<unknown>;
+
+export interface ItemFiring {
+  source: FiringSource;
+  taskId: string;
+  scheduledAt: number | undefined;
+}
+
+/**
+ * An item's attempts under the job's item policies (docs/guide/item-policies.md): each attempt an item-started and an
+ * item-completed event (with its attempt number when the job retries) and its own execution id; at
+ * `itemTimeoutMilliseconds` the attempt's signal aborts with an ItemTimeoutError and the attempt fails at once, its
+ * code left to settle on its own (Node cannot stop it: a late settling is logged); a failed attempt runs again after
+ * its backoff unless `mayRetry()` says why not. Resolves with the last failure, or undefined on success.
+ */
+export async function runAttempts(
+  ctx: JobContext,
+  report: FiringReport,
+  policies: ItemPolicies,
+  lineBook: ItemLineBook | undefined,
+  base: Omit<ShardingContext, 'signal' | 'attempt' | 'logger' | 'reportProgress'>,
+  running: RunningItem,
+  firing: ItemFiring,
+  runAttempt: AttemptRunner,
+  mayRetry: () => string | undefined,
+): Promise<{ failure: unknown; context: ShardingContext } | undefined> {
+  const attempts = policies.retry?.attempts ?? 1;
+  for (let attempt = 1; ; attempt++) {
+    const context = attemptContext(ctx, base, running, attempt, lineBook);
+    const started = report.itemStarted(
+      firing.source,
+      firing.taskId,
+      base.shardingItem,
+      firing.scheduledAt,
+      context.executionId,
+      policies.retry ? attempt : undefined,
+    );
+    let failure: unknown;
+    let failed = false;
+    try {
+      // Raced against a cut only when something may cut it (a promise and a race per item cost a busy instant).
+      if (policies.timeoutMs > 0 || policies.overlap === 'cover-early')
+        await attemptWithin(ctx, context.value, running, policies.timeoutMs, runAttempt);
+      else await runAttempt(context.value);
+    } catch (error) {
+      failed = true;
+      failure = error;
+    }
+    report.itemCompleted(started, failed ? { cause: failure } : undefined);
+    if (!failed) return undefined;
+    if (attempt >= attempts) return { failure, context: context.value };
+    const refused = running.aborted ? describeError(running.aborted) : mayRetry();
+    if (refused !== undefined) {
+      ctx.logger.warn(`item ${base.shardingItem} not retried (attempt ${attempt} of ${attempts} failed): ${refused}`);
+      return { failure, context: context.value };
+    }
+    const delay = retryDelay(policies.retry!, attempt + 1);
+    ctx.logger.warn(
+      `item ${base.shardingItem} failed (attempt ${attempt} of ${attempts}): ${describeError(failure)}; ` +
+        `retrying in ${delay} ms`,
+    );
+    await backoff(running, delay);
+    const refusedNow = running.aborted ? describeError(running.aborted) : mayRetry();
+    if (refusedNow !== undefined) {
+      ctx.logger.warn(`item ${base.shardingItem} not retried: ${refusedNow}`);
+      return { failure, context: context.value };
+    }
+    running.attempt = new LazyAbort();
+  }
+}
+
+function backoff(running: RunningItem, delay: number): Promise<void> {
+  return new Promise((resolve) => {
+    const timer = setTimeout(done, delay);
+    function done(): void {
+      clearTimeout(timer);
+      running.wake = undefined;
+      resolve();
+    }
+    running.wake = done;
+  });
+}
+
+/** The attempt's context: the item's fields, its signal, its attempt number, its logger (made when first read). */
+function attemptContext(
+  ctx: JobContext,
+  base: Omit<ShardingContext, 'signal' | 'attempt' | 'logger' | 'reportProgress'>,
+  running: RunningItem,
+  attempt: number,
+  lineBook: ItemLineBook | undefined,
+): { value: ShardingContext; executionId: string | undefined } {
+  const abort = running.attempt;
+  // The execution's id, which its kept lines are filed under: made here only when lines can be kept (else the event
+  // publisher makes one, when anybody listens).
+  const executionId = lineBook === undefined ? undefined : randomUUID();
+  let logger: ItemLogger | undefined;
+  const value: ShardingContext = {
+    ...base,
+    attempt,
+    get signal() {
+      return abort.signal;
+    },
+    get logger() {
+      if (logger === undefined) {
+        logger = new ItemLogger(ctx.logger, base.shardingItem);
+        if (executionId !== undefined) lineBook?.keepLines(executionId, logger.kept);
+      }
+      return logger;
+    },
+    reportProgress(progress: ItemProgress): void {
+      running.progress = { value: checkedProgress(progress), at: Date.now() };
+    },
+  };
+  return { value, executionId };
+}
+
+/**
+ * One attempt, given up at once at its timeout (its signal aborted with an ItemTimeoutError) or when a covering firing
+ * abandons it; the attempt's own promise is then left to settle, and a late settling is logged.
+ */
+async function attemptWithin(
+  ctx: JobContext,
+  context: ShardingContext,
+  running: RunningItem,
+  timeoutMs: number,
+  runAttempt: AttemptRunner,
+): Promise<unknown> {
+  const attempt = runAttempt(context);
+  let timer: NodeJS.Timeout | undefined;
+  let givenUp: Error | undefined;
+  const cut = new Promise<never>((_, reject) => {
+    const giveUp = (reason: Error): void => {
+      givenUp = reason;
+      reject(reason);
+    };
+    running.abandon = giveUp;
+    if (timeoutMs > 0)
+      timer = setTimeout(() => {
+        const reason = new ItemTimeoutError(ctx.jobName, context.shardingItem, timeoutMs);
+        running.attempt.abort(reason);
+        giveUp(reason);
+      }, timeoutMs);
+  });
+  cut.catch(() => undefined);
+  try {
+    return await Promise.race([attempt, cut]);
+  } finally {
+    clearTimeout(timer);
+    running.abandon = undefined;
+    if (givenUp !== undefined) {
+      const at = Date.now();
+      const late = (how: string) => () =>
+        ctx.logger.warn(
+          `item ${context.shardingItem} ${how} ${Date.now() - at} ms after it was given up (${givenUp!.message}): ` +
+            'its code ignores its signal; make it watch context.signal',
+        );
+      attempt.then(late('completed'), late('failed'));
+    }
+  }
+}

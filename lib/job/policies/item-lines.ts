@@ -1,0 +1,110 @@
+import type { Logger, LoggerService } from '@nestjs/common';
+import type { ItemProgress } from '../../interfaces/sharding-context.interface.js';
+
+import type { ExecutionLine, ExecutionLines } from '../../interfaces/execution-history.interface.js';
+
+export type ItemLogLine = ExecutionLine;
+export type ItemLogLines = ExecutionLines;
+
+/**
+ * The bounds of one execution's kept lines (XXL-JOB keeps a whole file; here memory and the ZooKeeper reply that carries
+ * them are the limit): 300 lines, 32 KB of text, each line cut at 2,000 characters.
+ */
+export const MAX_ITEM_LOG_LINES = 300;
+export const MAX_ITEM_LOG_BYTES = 32 * 1024;
+export const MAX_ITEM_LOG_LINE_CHARACTERS = 2000;
+
+/** Where the lines of executions are kept (the in-memory execution log, tracing/execution-log.ts), by execution id. */
+export interface ItemLineBook {
+  keepLines(executionId: string, lines: ItemLogLines): void;
+}
+
+function text(message: unknown): string {
+  if (typeof message === 'string') return message;
+  if (message instanceof Error) return message.stack ?? `${message.name}: ${message.message}`;
+  try {
+    return JSON.stringify(message) ?? String(message);
+  } catch {
+    return String(message);
+  }
+}
+
+/**
+ * The item's `context.logger`: each line goes to the app's logger under the job's name, as the job's own lines do, and
+ * is kept, bounded, with the execution (its lines array is what the execution log holds: kept lines appear there as
+ * they are logged, so a running item's lines can be read).
+ */
+export class ItemLogger implements LoggerService {
+  readonly kept: ItemLogLines = { lines: [], dropped: 0 };
+  private bytes = 0;
+
+  constructor(
+    private readonly appLogger: Logger,
+    private readonly item: number,
+  ) {}
+
+  log(message: unknown, ...optional: unknown[]): void {
+    this.appLogger.log(`item ${this.item}: ${text(message)}`, ...optional);
+    this.keep('log', message);
+  }
+  error(message: unknown, ...optional: unknown[]): void {
+    this.appLogger.error(`item ${this.item}: ${text(message)}`, ...optional);
+    this.keep('error', message);
+  }
+  warn(message: unknown, ...optional: unknown[]): void {
+    this.appLogger.warn(`item ${this.item}: ${text(message)}`, ...optional);
+    this.keep('warn', message);
+  }
+  debug(message: unknown, ...optional: unknown[]): void {
+    this.appLogger.debug(`item ${this.item}: ${text(message)}`, ...optional);
+    this.keep('debug', message);
+  }
+  verbose(message: unknown, ...optional: unknown[]): void {
+    this.appLogger.verbose(`item ${this.item}: ${text(message)}`, ...optional);
+    this.keep('verbose', message);
+  }
+  fatal(message: unknown, ...optional: unknown[]): void {
+    this.appLogger.fatal(`item ${this.item}: ${text(message)}`, ...optional);
+    this.keep('fatal', message);
+  }
+
+  private keep(level: ItemLogLine['level'], message: unknown): void {
+    const line = text(message).slice(0, MAX_ITEM_LOG_LINE_CHARACTERS);
+    const bytes = Buffer.byteLength(line, 'utf8');
+    if (this.kept.lines.length >= MAX_ITEM_LOG_LINES || this.bytes + bytes > MAX_ITEM_LOG_BYTES) {
+      this.kept.dropped++;
+      return;
+    }
+    this.bytes += bytes;
+    this.kept.lines.push({ at: Date.now(), level, message: line });
+  }
+}
+
+/** The most fields of a progress object, and its largest JSON. */
+const MAX_PROGRESS_FIELDS = 16;
+const MAX_PROGRESS_BYTES = 1024;
+
+/** A progress value checked (a TypeError saying what is wrong), copied so that the item may change its own later. */
+export function checkedProgress(value: unknown): ItemProgress {
+  if (typeof value === 'number') {
+    if (!Number.isFinite(value)) throw new TypeError(`reportProgress takes a finite number, got ${String(value)}`);
+    return value;
+  }
+  if (typeof value !== 'object' || value === null || Array.isArray(value))
+    throw new TypeError('reportProgress takes a number or an object of numbers, strings and booleans');
+  const entries = Object.entries(value as Record<string, unknown>);
+  if (entries.length > MAX_PROGRESS_FIELDS)
+    throw new TypeError(`reportProgress takes at most ${MAX_PROGRESS_FIELDS} fields, got ${entries.length}`);
+  for (const [key, field] of entries)
+    if (
+      typeof field !== 'string' &&
+      typeof field !== 'boolean' &&
+      (typeof field !== 'number' || !Number.isFinite(field))
+    )
+      throw new TypeError(`reportProgress: field '${key}' must be a finite number, a string or a boolean`);
+  const copy = Object.fromEntries(entries) as Record<string, number | string | boolean>;
+  const bytes = Buffer.byteLength(JSON.stringify(copy), 'utf8');
+  if (bytes > MAX_PROGRESS_BYTES)
+    throw new TypeError(`reportProgress takes at most ${MAX_PROGRESS_BYTES} bytes of JSON, got ${bytes}`);
+  return copy;
+}

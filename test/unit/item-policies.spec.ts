@@ -1,0 +1,151 @@
+import { describe, expect, it } from 'vitest';
+import { JobConfigurationError, type ShardedJobOptions } from '../../lib/index.js';
+import { resolveJobConfiguration } from '../../lib/job/config/job-configuration.validator.js';
+import { fromConfigYaml, toConfigYaml } from '../../lib/job/config/job-configuration.yaml.js';
+import { retryDelay } from '../../lib/job/policies/backoff.js';
+import { itemPolicies } from '../../lib/job/policies/item-policies.js';
+import { ItemLogger } from '../../lib/job/policies/item-lines.js';
+import { Logger } from '@nestjs/common';
+
+/** The item policies' settings (docs/guide/item-policies.md): stored in props, checked as declared options are. */
+
+const base: ShardedJobOptions = { jobName: 'nightly', cron: '0 0 1 * * *', shardingTotalCount: 2 };
+
+function refusal(options: Partial<ShardedJobOptions>): string {
+  try {
+    resolveJobConfiguration({ ...base, ...options } as ShardedJobOptions);
+  } catch (error) {
+    if (error instanceof JobConfigurationError) return error.message;
+    throw error;
+  }
+  throw new Error('not refused');
+}
+
+describe('item policy settings', () => {
+  it('are stored in props under item.* names, and read back from the config node', () => {
+    const config = resolveJobConfiguration({
+      ...base,
+      props: { 'http.uri': 'http://x' },
+      itemTimeoutMilliseconds: 5000,
+      retry: { attempts: 3, backoff: 'exponential', delayMilliseconds: 100, maxDelayMilliseconds: 1000, jitter: 0.5 },
+      overlap: 'cover-early',
+    });
+    expect(config.props).toEqual({
+      'http.uri': 'http://x',
+      'item.overlap': 'cover-early',
+      'item.retry.attempts': '3',
+      'item.retry.backoff': 'exponential',
+      'item.retry.delay.milliseconds': '100',
+      'item.retry.jitter': '0.5',
+      'item.retry.max.delay.milliseconds': '1000',
+      'item.timeout.milliseconds': '5000',
+    });
+    const stored = fromConfigYaml(toConfigYaml(config));
+    expect(itemPolicies('nightly', stored.props)).toEqual({
+      timeoutMs: 5000,
+      retry: { attempts: 3, backoff: 'exponential', delayMs: 100, maxDelayMs: 1000, jitter: 0.5 },
+      overlap: 'cover-early',
+    });
+    // None set: no props written, no policy.
+    expect(resolveJobConfiguration(base).props).toEqual({});
+    expect(itemPolicies('nightly', {})).toEqual({ timeoutMs: 0, retry: undefined, overlap: 'misfire' });
+  });
+
+  it.each([
+    [
+      { itemTimeoutMilliseconds: -1 },
+      "invalid 'itemTimeoutMilliseconds': must be a whole number from 0 to 2147483647, got -1",
+    ],
+    [
+      { itemTimeoutMilliseconds: 1.5 },
+      "invalid 'itemTimeoutMilliseconds': must be a whole number from 0 to 2147483647, got 1.5",
+    ],
+    [
+      { itemTimeoutMilliseconds: 1e12 },
+      "invalid 'itemTimeoutMilliseconds': must be a whole number from 0 to 2147483647, got 1000000000000",
+    ],
+    [
+      { itemTimeoutMilliseconds: '500' },
+      `invalid 'itemTimeoutMilliseconds': must be a whole number from 0 to 2147483647, got "500"`,
+    ],
+    [{ retry: { attempts: 0 } }, "invalid 'retry.attempts': must be a whole number from 1 to 100, got 0"],
+    [{ retry: { attempts: 2.5 } }, "invalid 'retry.attempts': must be a whole number from 1 to 100, got 2.5"],
+    [{ retry: { attempts: 1000 } }, "invalid 'retry.attempts': must be a whole number from 1 to 100, got 1000"],
+    [
+      { retry: { attempts: 3, backoff: 'linear' } },
+      `invalid 'retry.backoff': must be one of 'fixed', 'exponential', got "linear"`,
+    ],
+    [{ retry: { attempts: 3, delayMilliseconds: -5 } }, "invalid 'retry.delayMilliseconds': must be a whole number"],
+    [{ retry: { attempts: 3, jitter: 2 } }, "invalid 'retry.jitter': must be a number from 0 to 1"],
+    [{ retry: { attempts: 3, delay: 5 } }, "invalid 'retry.delay': is no retry setting"],
+    [{ retry: 3 }, "invalid 'retry': must be an object"],
+    [
+      { retry: { attempts: 3, delayMilliseconds: 500, maxDelayMilliseconds: 100 } },
+      "invalid 'retry.maxDelayMilliseconds': (100) is below the first delay (500)",
+    ],
+    [{ overlap: 'serial' }, `invalid 'overlap': must be one of 'misfire', 'cover-early', got "serial"`],
+    [
+      { props: { 'item.timeout.milliseconds': '-5' } },
+      `invalid 'props.item.timeout.milliseconds': must be a whole number from 0 to 2147483647, got "-5"`,
+    ],
+    [
+      { props: { 'item.timeout.milliseconds': 'soon' } },
+      `invalid 'props.item.timeout.milliseconds': must be a whole number`,
+    ],
+    [
+      { props: { 'item.timeout.milliseconds': '1.5' } },
+      `invalid 'props.item.timeout.milliseconds': must be a whole number`,
+    ],
+    [
+      { props: { 'item.timeout.milliseconds': '99999999999' } },
+      `invalid 'props.item.timeout.milliseconds': must be a whole number`,
+    ],
+    [
+      { props: { 'item.retry.backoff': 'linear' } },
+      `invalid 'props.item.retry.backoff': must be one of 'fixed', 'exponential'`,
+    ],
+    [{ props: { 'item.retrys': '3' } }, "invalid 'props.item.retrys': is no item policy; the names are"],
+    [
+      { props: { 'item.timeout.milliseconds': '5' }, itemTimeoutMilliseconds: 5 },
+      "invalid 'props.item.timeout.milliseconds': is also given as an option",
+    ],
+  ] as const)('refuses %j naming its field', (options, message) => {
+    expect(refusal(options as Partial<ShardedJobOptions>)).toContain(`Job 'nightly': ${message}`);
+  });
+});
+
+describe('retry delays', () => {
+  const policy = { attempts: 6, backoff: 'exponential' as const, delayMs: 100, maxDelayMs: 0, jitter: 0 };
+  it('fixed waits the delay; exponential doubles it from the first retry, up to its cap', () => {
+    expect([2, 3, 4].map((next) => retryDelay({ ...policy, backoff: 'fixed' }, next))).toEqual([100, 100, 100]);
+    expect([2, 3, 4, 5].map((next) => retryDelay(policy, next))).toEqual([100, 200, 400, 800]);
+    expect([2, 3, 4, 5].map((next) => retryDelay({ ...policy, maxDelayMs: 300 }, next))).toEqual([100, 200, 300, 300]);
+    expect(retryDelay({ ...policy, delayMs: 2_000_000_000 }, 100)).toBe(2_147_483_647);
+  });
+  it('jitter draws the wait in [wait × (1 − jitter), wait]', () => {
+    expect(retryDelay({ ...policy, jitter: 0.5 }, 3, () => 0)).toBe(200);
+    expect(retryDelay({ ...policy, jitter: 0.5 }, 3, () => 0.999999)).toBe(100);
+  });
+});
+
+describe('the item logger', () => {
+  it('keeps 300 lines or 32 KB, counting the rest, and cuts long lines', () => {
+    const logger = new ItemLogger(new Logger('test', { timestamp: false }), 0);
+    Logger.overrideLogger(false);
+    try {
+      logger.log('x'.repeat(5000));
+      for (let i = 0; i < 400; i++) logger.warn(`line ${i}`);
+    } finally {
+      Logger.overrideLogger(['log', 'error', 'warn', 'debug', 'verbose', 'fatal']);
+    }
+    expect(logger.kept.lines[0]!.message).toHaveLength(2000);
+    expect(logger.kept.lines).toHaveLength(300);
+    expect(logger.kept.dropped).toBe(101);
+    const big = new ItemLogger(new Logger('test'), 0);
+    Logger.overrideLogger(false);
+    for (let i = 0; i < 40; i++) big.log('y'.repeat(2000));
+    Logger.overrideLogger(['log', 'error', 'warn', 'debug', 'verbose', 'fatal']);
+    expect(big.kept.lines).toHaveLength(16);
+    expect(big.kept.dropped).toBe(24);
+  });
+});
