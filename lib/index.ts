@@ -109,3 +109,4 @@ export {
   type ElasticJobErrorPayload,
 } from './errors/error-payload.js';
 export { MAX_JOB_NAME_LENGTH, MAX_JOB_PARAMETER_BYTES } from './lifecycle/operator-input.js';
+export type { WorkflowOptions } from './interfaces/workflow-options.interface.js';

@@ -36,6 +36,8 @@ export const LAYERS = [
   ['job/executor', 'job/history', 'job/reaction', 'job/reconcile', 'job/trigger'],
   ['job/scheduler'],
   ['listeners'],
+  // Workflows: one-off jobs run as a graph, over the jobs' paths and events; the operator API drives them.
+  ['workflow'],
   ['lifecycle'],
   ['.'],
   ['cli/format', 'console/model'],
