@@ -66,25 +66,32 @@ export class ElasticJobWorkflows implements OnApplicationBootstrap, OnModuleDest
           this.publish(instanceId, run, transition),
         ),
       );
-    this.startWhenConnected(registry);
+    // Started before bootstrap ends when ZooKeeper answers (a trigger right after finds the workflow there).
+    const timeoutMs = this.orchestrator.registryCenter?.settings.connectionTimeoutMilliseconds ?? 15_000;
+    if (registry.isConnected() || (await registry.waitForConnection(timeoutMs))) await this.startAll();
+    else this.startWhenConnected(registry);
   }
 
-  /** Each coordinator starts now if connected, else at the first connection (ZooKeeper trouble never fails the app). */
+  private async startAll(): Promise<void> {
+    await Promise.all(
+      [...this.coordinators.values()].map((coordinator) =>
+        coordinator.start().catch((error: unknown) => {
+          this.logger.error(
+            `workflow '${coordinator.workflow.name}' could not start: ${describeError(error)}; restart the app`,
+          );
+        }),
+      ),
+    );
+  }
+
+  /** Without ZooKeeper at bootstrap, the coordinators start at the first connection (it never fails the app). */
   private startWhenConnected(registry: RegistryCenter): void {
     let started = false;
     const start = (): void => {
       if (started || this.closed) return;
       started = true;
       off();
-      void Promise.all(
-        [...this.coordinators.values()].map((coordinator) =>
-          coordinator.start().catch((error: unknown) => {
-            this.logger.error(
-              `workflow '${coordinator.workflow.name}' could not start: ${describeError(error)}; restart the app`,
-            );
-          }),
-        ),
-      );
+      void this.startAll();
     };
     const off = registry.onStateChange(
       (change) => (change.state === 'CONNECTED' || change.state === 'RECONNECTED') && start(),
