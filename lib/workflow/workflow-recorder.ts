@@ -107,7 +107,7 @@ export class WorkflowRecorder {
         if (!isConnectionTrouble(error) || attempt >= RECORD_ATTEMPTS || this.closed) {
           this.logger.error(
             `step '${step}' item ${item} of run ${runId}: its outcome could not be recorded (${describeError(error)}); ` +
-              `the step waits for it: re-run the step when it is stuck`,
+              `the step waits for it: cancel the run and trigger a new one`,
           );
           return;
         }

@@ -32,7 +32,7 @@ const failOnce = new Set<string>();
 /** While set, the items of `a` wait for it once started. */
 let holdA: Promise<void> | undefined;
 
-async function step(job: string, context: ShardingContext): Promise<void> {
+async function runStep(job: string, context: ShardingContext): Promise<void> {
   const instance = context.taskId.split('@-@')[3]!;
   log.push({ job, item: context.shardingItem, instance, at: 'start' });
   await new Promise((resolve) => setImmediate(resolve));
@@ -45,22 +45,22 @@ async function step(job: string, context: ShardingContext): Promise<void> {
 class DiamondJobs {
   @ShardedJob({ jobName: 'a', oneOff: true, shardingTotalCount: TOTAL })
   a(context: ShardingContext): Promise<void> {
-    return step('a', context);
+    return runStep('a', context);
   }
 
   @ShardedJob({ jobName: 'b', oneOff: true, shardingTotalCount: TOTAL })
   b(context: ShardingContext): Promise<void> {
-    return step('b', context);
+    return runStep('b', context);
   }
 
   @ShardedJob({ jobName: 'c', oneOff: true, shardingTotalCount: TOTAL })
   c(context: ShardingContext): Promise<void> {
-    return step('c', context);
+    return runStep('c', context);
   }
 
   @ShardedJob({ jobName: 'd', oneOff: true, shardingTotalCount: TOTAL })
   d(context: ShardingContext): Promise<void> {
-    return step('d', context);
+    return runStep('d', context);
   }
 }
 
@@ -197,16 +197,33 @@ describe('workflows', () => {
     await expect(operator.rerunWorkflowStep('nightly', 'r', 'b', { items: 'some' as 'all' })).rejects.toThrow(
       /invalid 'items'/,
     );
+    const since = log.length;
+    let release!: () => void;
+    holdA = new Promise<void>((resolve) => (release = resolve));
     const runId = await operator.triggerWorkflow('nightly');
-    const cancelled = await operator.cancelWorkflowRun('nightly', runId).catch(async (error: unknown) => {
-      // It may have completed first (a fast diamond): then it cannot be cancelled, which is said so.
-      expect(String(error)).toMatch(/has ended/);
-      return undefined;
-    });
-    if (cancelled) expect(cancelled.state).toBe('CANCELLED');
+    await eventually(
+      () => log.slice(since).filter((entry) => entry.job === 'a' && entry.at === 'start').length,
+      (n) => n === TOTAL,
+      15_000,
+      'every item of a started',
+    );
+    const cancelled = await operator.cancelWorkflowRun('nightly', runId);
+    expect(cancelled.state).toBe('CANCELLED');
+    await expect(operator.cancelWorkflowRun('nightly', runId)).rejects.toThrow(/has ended \(CANCELLED\)/);
+    release();
+    holdA = undefined;
+    await eventually(
+      () => endsOf('a', since),
+      (counts) => counts.every((n) => n === 1),
+      15_000,
+      "a's items ending",
+    );
     // Another run may start now.
     const next = await operator.triggerWorkflow('nightly');
     expect((await runEnded(operator, next)).state).toBe('COMPLETED');
+    // The cancelled run started nothing more: b, c and d ran once, in the next run only.
+    for (const job of ['b', 'c', 'd']) expect(endsOf(job, since), job).toEqual([1, 1, 1, 1]);
+    expect((await operator.getWorkflowRuns('nightly')).find((run) => run.id === runId)!.steps.b!.state).toBe('PENDING');
     // The jobs list is the same as without workflows: the workflows' node has no config.
     expect((await operator.getAllJobsBriefInfo()).map((job) => job.jobName)).toEqual(['a', 'b', 'c', 'd']);
   });

@@ -261,6 +261,24 @@ describe('WorkflowCoordinator on the in-memory registry', () => {
     expect(itemRuns.size).toBe(4 * TOTAL);
   });
 
+  it('lets one of two movers of a run win: a step is started by one write only', async () => {
+    const instances = await setUp();
+    for (const instance of instances) await instance.coordinator.close(); // the test moves the run itself
+    const [one, two] = [new WorkflowStore(clients[1]!, DIAMOND.name), new WorkflowStore(clients[2]!, DIAMOND.name)];
+    await one.createRun(DIAMOND, 'r1', 'manual', NOW);
+    const totals = new Map([['a', TOTAL]]);
+    // Both read the same version and compute the same move (two coordinators, one of them stale).
+    const [first, second] = [(await one.readRun('r1'))!, (await two.readRun('r1'))!];
+    const moves = [first, second].map((stored) => advanceRun(stored.run, new Map(), totals, NOW)!);
+    await one.writeRun(first, moves[0]!.run, await one.startOps('r1', 'a', [0, 1, 2], TOTAL));
+    await work(instances); // its triggers consumed, a's items run
+    // The stale one writes late: refused on the version, so nothing is triggered again.
+    const late = await two.startOps('r1', 'a', [0, 1, 2], TOTAL);
+    await expect(two.writeRun(second, moves[1]!.run, late)).rejects.toMatchObject({ code: 'BAD_VERSION' });
+    await work(instances);
+    expect(starts.get('a')).toBe(2); // one trigger per instance: one start
+  });
+
   it('keeps the last keepRuns runs', async () => {
     const instances = await setUp();
     const store = new WorkflowStore(clients[0]!, DIAMOND.name);
