@@ -28,7 +28,8 @@ import type { JobBriefInfo, JobServerInfo, OperationTarget, ServerBriefInfo, Sha
 import { ServerStatisticsApi } from './server-statistics.api.js';
 import { ShardingOperateApi } from './sharding-operate.api.js';
 import { ShardingStatisticsApi } from './sharding-statistics.api.js';
-import { checkWorkflowNode, WorkflowOperateApi } from './workflow-operate.api.js';
+import { WorkflowOperateApi } from './workflow-operate.api.js';
+import { checkWorkflowNode } from './operator-input.js';
 import type { WorkflowRun } from '../workflow/workflow-run.js';
 
 /** ElasticJob's six lifecycle APIs over one registry center. */
@@ -290,7 +291,7 @@ export class ElasticJobOperator {
   ): Promise<WorkflowRun> {
     checkWorkflowNode(name, 'rerunWorkflowStep', 'name');
     checkWorkflowNode(runId, 'rerunWorkflowStep', 'runId');
-    checkWorkflowNode(job, 'rerunWorkflowStep', 'job');
+    checkJobName(job, 'rerunWorkflowStep', 'job');
     if (typeof options !== 'object' || options === null)
       throw new InvalidOperationError('rerunWorkflowStep', 'options', `must be { items? }, got ${quoteInput(options)}`);
     checkKeys(options, ['items'], 'rerunWorkflowStep');

@@ -1,23 +1,11 @@
 import { InvalidOperationError, quoteInput, registryErrorCode } from '../errors/elastic-job.errors.js';
 import type { RegistryCenter } from '../registry/registry-center.js';
-import { MAX_JOB_NAME_LENGTH, nodeNameProblem } from '../registry/zookeeper-names.js';
+import { checkWorkflowNode } from './operator-input.js';
 import { cancelRun, newRunId, rerunStep, type WorkflowRun } from '../workflow/workflow-run.js';
 import { WorkflowStore } from '../workflow/workflow-store.js';
 
 /** A lost race with the coordinator (it moved the run meanwhile) is read again this many times. */
 const RACES = 5;
-
-/** A workflow's or a run's name: one ZooKeeper node name (it may not leave the workflow's subtree). */
-export function checkWorkflowNode(value: unknown, operation: string, field: string): string {
-  const problem =
-    typeof value !== 'string'
-      ? `got ${quoteInput(value)}`
-      : value.length > MAX_JOB_NAME_LENGTH
-        ? `longer than ${MAX_JOB_NAME_LENGTH} characters`
-        : nodeNameProblem(value);
-  if (problem) throw new InvalidOperationError(operation, field, `must be a ZooKeeper node name, ${problem}`);
-  return value as string;
-}
 
 /**
  * The operator's verbs on workflows (docs/guide/workflows.md, "Operating runs"), over the workflow's nodes only: a
