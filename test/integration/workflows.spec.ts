@@ -1,7 +1,11 @@
-import { Injectable } from '@nestjs/common';
+import { Injectable, Module } from '@nestjs/common';
+import { NestFactory } from '@nestjs/core';
+import { ClientProxyFactory, Transport } from '@nestjs/microservices';
+import { firstValueFrom } from 'rxjs';
 import type { TestingModule } from '@nestjs/testing';
 import { afterEach, describe, expect, it } from 'vitest';
 import {
+  ElasticJobModule,
   ElasticJobOperator,
   JobConfigurationError,
   ShardedJob,
@@ -11,6 +15,9 @@ import {
   type WorkflowRun,
 } from '../../lib/index.js';
 import { ElasticJobEventBus } from '../../lib/events/elastic-job-event-bus.js';
+import { findFreePort } from '../../lib/devtools/local-zookeeper.js';
+import { elasticJobMessagesController } from '../../lib/microservices/index.js';
+import { cliOn } from '../support/cli.js';
 import { appOptions, bootApp } from '../support/app.js';
 import { hold, observer, releaseAll } from '../support/resources.js';
 import { eventually, uniqueNamespace } from '../support/zk.js';
@@ -240,5 +247,64 @@ describe('workflows', () => {
       bootApp(appOptions(namespace, { workflows: [{ name: 'w', steps: { a: ['d'], d: ['a'] } }] }), [DiamondJobs]),
     ).rejects.toThrow(/workflows\[w\]\.steps'.*cycle/);
     expect(await zk.getChildren('/')).toEqual([]);
+  });
+
+  it('is operated from the CLI and the message patterns as from the operator API', async () => {
+    const namespace = uniqueNamespace('workflow-surfaces');
+    const port = await findFreePort();
+    @Module({
+      imports: [ElasticJobModule.forRoot(appOptions(namespace, { workflows: [DIAMOND] }))],
+      controllers: [elasticJobMessagesController()],
+      providers: [DiamondJobs],
+    })
+    class SurfacesApp {}
+    const app = await NestFactory.create(SurfacesApp, { logger: ['error'] });
+    app.connectMicroservice({ transport: Transport.TCP, options: { host: '127.0.0.1', port } });
+    await app.startAllMicroservices();
+    await app.init();
+    hold(() => app.close());
+    const client = ClientProxyFactory.create({ transport: Transport.TCP, options: { host: '127.0.0.1', port } });
+    await client.connect();
+    hold(() => client.close());
+    const ask = <T>(pattern: string, payload: unknown): Promise<T> =>
+      firstValueFrom(client.send<T>(`elastic-job.${pattern}`, payload));
+
+    // Patterns: a run triggered, followed to its end.
+    const { runId } = await ask<{ runId: string }>('workflow-trigger', { workflow: 'nightly' });
+    await eventually(
+      () => ask<WorkflowRun[]>('workflow-runs', { workflow: 'nightly' }),
+      (runs) => runs[0]?.id === runId && runs[0].state === 'COMPLETED',
+      30_000,
+      'the run completed, as the pattern tells',
+    );
+    // CLI: a run held in a, cancelled; the runs listed.
+    const since = log.length;
+    let release!: () => void;
+    holdA = new Promise<void>((resolve) => (release = resolve));
+    const triggered = await cliOn(namespace, 'workflow-trigger', 'nightly', '--json');
+    expect(triggered.code).toBe(0);
+    const second = (JSON.parse(triggered.stdout) as { runId: string }).runId;
+    await eventually(
+      () => log.slice(since).filter((entry) => entry.job === 'a' && entry.at === 'start').length,
+      (n) => n === TOTAL,
+      15_000,
+      'every item of a started',
+    );
+    const cancelled = await cliOn(namespace, 'workflow-cancel', 'nightly', second);
+    expect(cancelled).toMatchObject({ code: 0, stdout: `Cancelled run ${second} of workflow 'nightly'.\n` });
+    release();
+    holdA = undefined;
+    const listed = await cliOn(namespace, 'workflow-runs', 'nightly');
+    expect(listed.code).toBe(0);
+    expect(listed.stdout).toContain(`${second}  CANCELLED`);
+    expect(listed.stdout).toContain(`${runId}  COMPLETED`);
+    expect(listed.stdout).toMatch(/a:COMPLETED b:COMPLETED c:COMPLETED d:COMPLETED/);
+    const refused = await cliOn(namespace, 'workflow-rerun', 'nightly', second, 'b', 'some');
+    expect(refused.code).toBe(2);
+    const notFailed = await cliOn(namespace, 'workflow-rerun', 'nightly', runId, 'b');
+    expect(notFailed).toMatchObject({ code: 2 });
+    expect(notFailed.stderr).toMatch(
+      /rerunWorkflowStep: invalid 'job': run .* is COMPLETED: trigger a new run instead/,
+    );
   });
 });
