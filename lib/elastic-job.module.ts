@@ -33,6 +33,6 @@ import { ElasticJobWorkflows } from './elastic-job.workflows.js';
       inject: [ElasticJobOrchestrator, ELASTIC_JOB_MODULE_OPTIONS],
     },
   ],
-  exports: [ElasticJobRegistry, ElasticJobOperator],
+  exports: [ElasticJobRegistry, ElasticJobOperator, ElasticJobWorkflows],
 })
 export class ElasticJobModule extends ElasticJobConfigurableModule {}

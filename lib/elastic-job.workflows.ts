@@ -38,9 +38,20 @@ export class ElasticJobWorkflows implements OnApplicationBootstrap, OnModuleDest
     private readonly eventBus: ElasticJobEventBus,
   ) {}
 
-  /** This instance's coordinator of a workflow (for its status: `isLeader`). */
-  coordinator(name: string): WorkflowCoordinator | undefined {
-    return this.coordinators.get(name);
+  /** Why a workflow could not start here, by name (the health indicator reports it). */
+  private readonly failures = new Map<string, string>();
+
+  /**
+   * Each workflow of the module on this instance: whether its coordinator started (it has when ZooKeeper answered),
+   * whether this instance coordinates it now, and why it could not start.
+   */
+  status(): Record<string, { started: boolean; isLeader: boolean; error?: string }> {
+    const result: Record<string, { started: boolean; isLeader: boolean; error?: string }> = {};
+    for (const [name, coordinator] of this.coordinators) {
+      const error = this.failures.get(name);
+      result[name] = { started: coordinator.isStarted, isLeader: coordinator.isLeader, ...(error ? { error } : {}) };
+    }
+    return result;
   }
 
   async onApplicationBootstrap(): Promise<void> {
@@ -76,6 +87,7 @@ export class ElasticJobWorkflows implements OnApplicationBootstrap, OnModuleDest
     await Promise.all(
       [...this.coordinators.values()].map((coordinator) =>
         coordinator.start().catch((error: unknown) => {
+          this.failures.set(coordinator.workflow.name, describeError(error));
           this.logger.error(
             `workflow '${coordinator.workflow.name}' could not start: ${describeError(error)}; restart the app`,
           );

@@ -57,6 +57,13 @@ export class WorkflowCoordinator {
     this.leaderPath = `${this.store.paths.root}/leader/instance`;
   }
 
+  private started = false;
+
+  /** Whether it has started: its definition written, its watch set, the leader node raced for. */
+  get isStarted(): boolean {
+    return this.started;
+  }
+
   /** Whether this instance coordinates the workflow now. */
   get isLeader(): boolean {
     return this.leading;
@@ -71,6 +78,7 @@ export class WorkflowCoordinator {
     });
     await this.registry.addPersistentRecursiveWatch(this.store.paths.root, this.watcher);
     await this.elect();
+    this.started = true;
     if (this.workflow.cron !== undefined) {
       this.cron = new CronTrigger(expandCronPreset(this.workflow.cron), this.workflow.timeZone, (at) => {
         if (this.leading) void this.trigger('cron', cronRunId(at)).catch((error: unknown) => this.cronFailed(error));

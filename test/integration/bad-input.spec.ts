@@ -995,6 +995,12 @@ describe('what others wrote into the tree is refused, not guessed at; nothing is
 // ------------------------------------------------------------------ workflows (docs/guide/workflows.md)
 
 /** What a workflow no instance declared gives, on every surface. */
+/** The tree as the workflow blocks found it (blocks before them leave foreign nodes of their own behind). */
+let workflowBefore: string[] = [];
+async function expectTreeUnchangedSinceWorkflows(label: string): Promise<void> {
+  expect({ label, tree: await snapshots.take() }).toEqual({ label, tree: workflowBefore });
+}
+
 function noWorkflow(verb: string, quoted: string): Expected {
   return invalid(
     verb,
@@ -1004,6 +1010,10 @@ function noWorkflow(verb: string, quoted: string): Expected {
 }
 
 describe('the workflow verbs refuse bad input before writing anything', () => {
+  beforeAll(async () => {
+    workflowBefore = await snapshots.take();
+  });
+
   const verbs: ReadonlyArray<readonly [string, (name: unknown) => Promise<unknown>]> = [
     ['triggerWorkflow', (name) => operator.triggerWorkflow(name as string)],
     ['getWorkflowRuns', (name) => operator.getWorkflowRuns(name as string)],
@@ -1020,7 +1030,7 @@ describe('the workflow verbs refuse bad input before writing anything', () => {
     }
     for (const [value, quoted] of UNKNOWN_NAMES)
       expect({ value, got: await failure(() => call(value)) }).toEqual({ value, got: noWorkflow(verb, quoted) });
-    await expectTreeUnchanged(verb);
+    await expectTreeUnchangedSinceWorkflows(verb);
   });
 
   it('rerunWorkflowStep and cancelWorkflowRun: bad run ids, steps and items', async () => {
@@ -1037,11 +1047,15 @@ describe('the workflow verbs refuse bad input before writing anything', () => {
     expect(await failure(() => operator.rerunWorkflowStep('w', 'r1', 'report', { items: 'some' as 'all' }))).toEqual(
       invalid('rerunWorkflowStep', 'items', "must be 'failed' or 'all', got 'some'"),
     );
-    await expectTreeUnchanged('workflow run ids');
+    await expectTreeUnchangedSinceWorkflows('workflow run ids');
   });
 });
 
 describe.each(['TCP', 'NATS'] as const)('the workflow message patterns over %s refuse bad input', (transport) => {
+  beforeAll(async () => {
+    workflowBefore = await snapshots.take();
+  });
+
   const patterns = {
     'workflow-trigger': { verb: 'triggerWorkflow', payload: (workflow: unknown) => ({ workflow }) },
     'workflow-runs': { verb: 'getWorkflowRuns', payload: (workflow: unknown) => ({ workflow }) },
@@ -1071,6 +1085,6 @@ describe.each(['TCP', 'NATS'] as const)('the workflow message patterns over %s r
     expect(await ask(client, operation, { ...payload('w'), serverIp: IP })).toMatchObject({
       code: 'INVALID_ARGUMENT',
     });
-    await expectTreeUnchanged(`${transport} ${name}`);
+    await expectTreeUnchangedSinceWorkflows(`${transport} ${name}`);
   });
 });
