@@ -20,7 +20,7 @@ import { elasticJobMessagesController } from '../../lib/microservices/index.js';
 import { cliOn } from '../support/cli.js';
 import { appOptions, bootApp } from '../support/app.js';
 import { hold, observer, releaseAll } from '../support/resources.js';
-import { eventually, uniqueNamespace } from '../support/zk.js';
+import { eventually, uniqueNamespace, zkConnect } from '../support/zk.js';
 
 /**
  * Workflows on a real ZooKeeper, three instances in one process: a diamond of sharded one-off jobs, a -> b, c -> d.
@@ -306,5 +306,49 @@ describe('workflows', () => {
     expect(notFailed.stderr).toMatch(
       /rerunWorkflowStep: invalid 'job': run .* is COMPLETED: trigger a new run instead/,
     );
+  });
+
+  it('runs on its cron: one run per instant across instances, a firing skipped while a run is under way', async () => {
+    const namespace = uniqueNamespace('workflow-cron');
+    const operator = await ElasticJobOperator.connect({ serverLists: zkConnect(), namespace });
+    hold(() => operator.close());
+    let release!: () => void;
+    holdA = new Promise<void>((resolve) => (release = resolve));
+    for (const ip of ['127.0.0.2', '127.0.0.3']) {
+      const app = await bootApp(
+        appOptions(namespace, { instance: { ip }, workflows: [{ ...DIAMOND, cron: '* * * * * *' }] }),
+        [DiamondJobs],
+      );
+      hold(() => app.close());
+    }
+    // The first cron run holds in a: the firings of the next seconds find it under way and make no run.
+    const first = await eventually(
+      () => operator.getWorkflowRuns('nightly'),
+      (runs) => runs.length === 1 && runs[0]!.steps.a!.state === 'RUNNING',
+      15_000,
+      'a cron run under way',
+    );
+    expect(first[0]).toMatchObject({ trigger: 'cron', state: 'RUNNING' });
+    expect(first[0]!.id).toMatch(/^\d{8}T\d{9}Z-cron$/);
+    const firstSecond = Math.floor(Date.parse(first[0]!.createdAt) / 1000);
+    await eventually(
+      () => Math.floor(Date.now() / 1000),
+      (second) => second >= firstSecond + 3,
+      10_000,
+      'three more cron instants',
+    );
+    expect((await operator.getWorkflowRuns('nightly')).map((run) => run.id)).toEqual([first[0]!.id]);
+    release();
+    holdA = undefined;
+    // Released, the run completes and the next instants make runs again, one per instant.
+    const later = await eventually(
+      () => operator.getWorkflowRuns('nightly'),
+      (runs) => runs.filter((run) => run.state === 'COMPLETED').length >= 3,
+      30_000,
+      'more cron runs completed',
+    );
+    const ids = later.map((run) => run.id);
+    expect(new Set(ids).size).toBe(ids.length);
+    expect(later.every((run) => run.trigger === 'cron')).toBe(true);
   });
 });
