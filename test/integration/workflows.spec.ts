@@ -80,7 +80,13 @@ async function cluster(namespace: string): Promise<{ apps: TestingModule[]; even
     const app = await bootApp(appOptions(namespace, { instance: { ip }, workflows: [DIAMOND] }), [DiamondJobs]);
     hold(() => app.close());
     app.get(ElasticJobEventBus).on('test', (event) => void events.push(event), {
-      types: ['workflow.run.started', 'workflow.step.started', 'workflow.run.completed', 'workflow.run.failed'],
+      types: [
+        'workflow.run.started',
+        'workflow.step.started',
+        'workflow.step.failed',
+        'workflow.run.completed',
+        'workflow.run.failed',
+      ],
     });
     apps.push(app);
   }
@@ -170,7 +176,7 @@ describe('workflows', () => {
 
   it('fails the run on a failed item of b and never starts d; re-running b failed item completes the run', async () => {
     const namespace = uniqueNamespace('workflow-fail');
-    const { apps } = await cluster(namespace);
+    const { apps, events } = await cluster(namespace);
     const operator = apps[1]!.get(ElasticJobOperator);
     const since = log.length;
     failOnce.add('b:2');
@@ -181,6 +187,15 @@ describe('workflows', () => {
     expect(failed.steps.c!.state).toBe('COMPLETED');
     expect(failed.steps.d!.state).toBe('PENDING');
     expect(endsOf('d', since)).toEqual([0, 0, 0, 0]);
+    await eventually(
+      () => events.filter((event) => event.type === 'workflow.run.failed').length,
+      (n) => n === 1,
+      10_000,
+      'the run.failed event',
+    );
+    expect(events.filter((event) => event.type === 'workflow.step.failed')).toMatchObject([
+      { type: 'workflow.step.failed', workflow: 'nightly', runId, step: 'b', jobName: 'b', items: [2] },
+    ]);
     // Not active any more: the workflow could be triggered; the operator re-runs b's failed item instead.
     await expect(operator.rerunWorkflowStep('nightly', runId, 'c')).rejects.toThrow(/COMPLETED, not FAILED/);
     const rerun = await operator.rerunWorkflowStep('nightly', runId, 'b');

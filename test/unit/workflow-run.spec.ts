@@ -279,6 +279,26 @@ describe('WorkflowCoordinator on the in-memory registry', () => {
     expect(starts.get('a')).toBe(2); // one trigger per instance: one start
   });
 
+  it('records no item of a step fired outside a run, nor of a cancelled run', async () => {
+    const instances = await setUp();
+    const store = new WorkflowStore(clients[0]!, DIAMOND.name);
+    // A trigger of a step's job by hand, no run under way: its items are no run's.
+    await clients[0]!.create(new JobNodePath('b').trigger(IDS[0]!), Buffer.alloc(0), 'PERSISTENT');
+    await work(instances);
+    expect(itemRuns.get('b:0')).toBe(1);
+    expect(zk.paths('/ns/.workflows/nightly/runs')).toEqual(['/ns/.workflows/nightly/runs']);
+    // A run cancelled while a is triggered: a's items run but are not recorded, and nothing more starts.
+    await store.createRun(DIAMOND, 'r1', 'manual', NOW);
+    await zk.idle();
+    const stored = (await store.readRun('r1'))!;
+    await store.writeRun(stored, cancelRun(stored.run, NOW) as WorkflowRun, [], await store.readActive());
+    await work(instances);
+    expect(itemRuns.get('a:0')).toBe(1);
+    expect(zk.paths('/ns/.workflows/nightly/runs/r1/a')).toEqual(['/ns/.workflows/nightly/runs/r1/a']);
+    expect((await runOf(clients[0]!, 'r1')).state).toBe('CANCELLED');
+    expect(starts.get('b')).toBe(1); // the trigger by hand only
+  });
+
   it('keeps the last keepRuns runs', async () => {
     const instances = await setUp();
     const store = new WorkflowStore(clients[0]!, DIAMOND.name);
