@@ -4,6 +4,7 @@ import type { WorkflowOptions } from '../interfaces/workflow-options.interface.j
 import type { RegistryCenter } from '../registry/registry-center.js';
 import type { TransactionOp, WatchEvent } from '../registry/registry.types.js';
 import { CronTrigger } from '../schedule/cron-trigger.js';
+import { JobNodePath } from '../job/paths.js';
 import { expandCronPreset } from '../schedule/cron-expression.js';
 import {
   advanceRun,
@@ -46,6 +47,11 @@ export class WorkflowCoordinator {
     else this.kick();
   };
 
+  private readonly instancePaths: string[];
+  private readonly instancesWatcher = (): void => this.kick();
+  /** Steps said to wait for an instance, so that it is logged once per run and step. */
+  private readonly waitingSaid = new Set<string>();
+
   constructor(
     private readonly registry: RegistryCenter,
     readonly workflow: WorkflowOptions,
@@ -55,6 +61,7 @@ export class WorkflowCoordinator {
     this.logger = new Logger(`ElasticJob:workflow:${workflow.name}`);
     this.store = new WorkflowStore(registry, workflow.name, (message) => this.logger.warn(message));
     this.leaderPath = `${this.store.paths.root}/leader/instance`;
+    this.instancePaths = Object.keys(workflow.steps).map((step) => new JobNodePath(step).instances);
   }
 
   private started = false;
@@ -76,7 +83,7 @@ export class WorkflowCoordinator {
       if (change.state === 'SUSPENDED' || change.state === 'LOST') this.leading = false;
       else if (change.state === 'RECONNECTED') void this.rejoin();
     });
-    await this.registry.addPersistentRecursiveWatch(this.store.paths.root, this.watcher);
+    await this.watchAll();
     await this.elect();
     this.started = true;
     if (this.workflow.cron !== undefined) {
@@ -92,6 +99,7 @@ export class WorkflowCoordinator {
     this.cron?.stop();
     this.unsubscribe?.();
     this.registry.removePersistentRecursiveWatch(this.store.paths.root, this.watcher);
+    for (const path of this.instancePaths) this.registry.removePersistentRecursiveWatch(path, this.instancesWatcher);
     await this.advancing?.catch(() => undefined);
     if (this.leading) {
       this.leading = false;
@@ -115,12 +123,21 @@ export class WorkflowCoordinator {
   private async rejoin(): Promise<void> {
     if (this.closed) return;
     try {
-      await this.registry.addPersistentRecursiveWatch(this.store.paths.root, this.watcher);
+      await this.watchAll();
       await this.elect();
       this.kick();
     } catch (error) {
       this.logger.warn(`could not rejoin after a reconnection: ${describeError(error)}; again at the next one`);
     }
+  }
+
+  /**
+   * The workflow's nodes, and each step's `instances/`: a step whose job has no instance online waits, and starts
+   * when one comes (a trigger then would reach nobody and the step would never end).
+   */
+  private async watchAll(): Promise<void> {
+    await this.registry.addPersistentRecursiveWatch(this.store.paths.root, this.watcher);
+    for (const path of this.instancePaths) await this.registry.addPersistentRecursiveWatch(path, this.instancesWatcher);
   }
 
   /** Race for the leader node; whoever holds it (this session's node) coordinates. Watched: its deletion re-elects. */
@@ -184,7 +201,11 @@ export class WorkflowCoordinator {
     for (const step of startableSteps(run)) {
       const total = await this.store.readTotal(step);
       if (total === undefined) this.logger.warn(`step '${step}': its job's config cannot be read; not started yet`);
-      else totals.set(step, total);
+      else if (!(await this.store.hasInstances(step))) {
+        if (!this.waitingSaid.has(`${run.id}/${step}`))
+          this.logger.warn(`run ${run.id}: step '${step}' waits for an instance of job '${step}' to come online`);
+        this.waitingSaid.add(`${run.id}/${step}`);
+      } else totals.set(step, total);
     }
     const moved = advanceRun(run, outcomes, totals, new Date());
     if (!moved) return;

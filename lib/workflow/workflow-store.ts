@@ -107,6 +107,11 @@ export class WorkflowStore {
     }
   }
 
+  /** Whether the job has an instance online (`instances/` has a child). */
+  async hasInstances(jobName: string): Promise<boolean> {
+    return ((await this.registry.getChildren(new JobNodePath(jobName).instances)) ?? []).length > 0;
+  }
+
   /**
    * A new run, every step PENDING, and the `active` node naming it, in one transaction: while another run is active
    * the create of `active` fails and the run is refused (InvalidOperationError naming the active run).

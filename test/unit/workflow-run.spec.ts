@@ -299,6 +299,25 @@ describe('WorkflowCoordinator on the in-memory registry', () => {
     expect(starts.get('b')).toBe(1); // the trigger by hand only
   });
 
+  it('starts a step whose job has no instance online once one comes, not before', async () => {
+    const instances = await setUp();
+    // b's job has no instance online (as if every instance running it had left).
+    for (const instance of instances) await instance.client.remove(new JobNodePath('b').instance(instance.id));
+    const store = new WorkflowStore(clients[0]!, DIAMOND.name);
+    await store.createRun(DIAMOND, 'r1', 'manual', NOW);
+    await work(instances);
+    let run = await runOf(clients[0]!, 'r1');
+    expect([run.steps.a!.state, run.steps.b!.state, run.steps.c!.state]).toEqual(['COMPLETED', 'PENDING', 'COMPLETED']);
+    expect(starts.has('b')).toBe(false);
+    // One comes online: the coordinator hears it and starts b, and the run goes on.
+    for (const instance of instances)
+      await instance.client.create(new JobNodePath('b').instance(instance.id), Buffer.alloc(0), 'EPHEMERAL');
+    await work(instances);
+    run = await runOf(clients[0]!, 'r1');
+    expect(run.state).toBe('COMPLETED');
+    expect(Object.fromEntries(starts)).toEqual({ a: 2, b: 2, c: 2, d: 2 });
+  });
+
   it('keeps the last keepRuns runs', async () => {
     const instances = await setUp();
     const store = new WorkflowStore(clients[0]!, DIAMOND.name);
