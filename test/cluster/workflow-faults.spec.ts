@@ -8,7 +8,8 @@ import { eventually, uniqueNamespace, zkConnect } from '../support/zk.js';
  * A diamond workflow (a -> b, c -> d, sharded one-off steps with failover) on three real processes
  * (test/fixtures/workflow-app.ts), its coordinator faulted in the middle of c: SIGKILL, then a session expiry. Each
  * run ends COMPLETED, every step started once, every item run to its end: counted from the items' own records
- * (the processes' `start` / `run` lines), not the library's.
+ * (the processes' `start` / `run` lines), not the library's. And a failed item of b: the run FAILED, d never
+ * started, then completed by re-running b's failed item.
  */
 
 const IPS = ['127.0.0.2', '127.0.0.3', '127.0.0.4'];
@@ -25,7 +26,7 @@ afterEach(async () => {
 });
 
 interface ItemEvent {
-  event: 'start' | 'run';
+  event: 'start' | 'run' | 'failed';
   job: string;
   item: number;
   pid: number;
@@ -34,7 +35,7 @@ interface ItemEvent {
   aborted?: boolean;
 }
 
-function start(namespace: string, ip: string, connect: string): LineProcess {
+function start(namespace: string, ip: string, connect: string, extraEnv: NodeJS.ProcessEnv = {}): LineProcess {
   const instance = new LineProcess(
     process.execPath,
     ['build/test/fixtures/workflow-app.js'],
@@ -47,6 +48,7 @@ function start(namespace: string, ip: string, connect: string): LineProcess {
       STEP_TOTAL: String(TOTAL),
       // c's items take their time: the coordinator is faulted while they run.
       STEP_WORK_MS: JSON.stringify({ c: 6000 }),
+      ...extraEnv,
     },
     process.env.CLUSTER_ECHO === '1',
   );
@@ -67,14 +69,17 @@ function ends(instances: LineProcess[], job: string): number[] {
   return counts;
 }
 
-async function setUp(connects: string[]): Promise<{
+async function setUp(
+  connects: string[],
+  extraEnv: NodeJS.ProcessEnv = {},
+): Promise<{
   namespace: string;
   cluster: LineProcess[];
   operator: ElasticJobOperator;
   leaderIndex: () => Promise<number>;
 }> {
   const namespace = uniqueNamespace('workflow-cluster');
-  const cluster = IPS.map((ip, index) => start(namespace, ip, connects[index]!));
+  const cluster = IPS.map((ip, index) => start(namespace, ip, connects[index]!, extraEnv));
   await Promise.all(cluster.map((instance) => instance.waitForLine(/^READY$/, 60_000)));
   const operator = await ElasticJobOperator.connect({ serverLists: zkConnect(), namespace });
   closers.push(() => operator.close());
@@ -114,7 +119,7 @@ async function cRunning(cluster: LineProcess[]): Promise<void> {
   );
 }
 
-describe('a workflow on three processes, its coordinator faulted mid-step', () => {
+describe('a workflow on three processes', () => {
   it('SIGKILL of the coordinator while c runs: the next leader carries the run on, no step twice', async () => {
     const { cluster, operator, leaderIndex } = await setUp(IPS.map(() => zkConnect()));
     const runId = await operator.triggerWorkflow('nightly');
@@ -169,5 +174,33 @@ describe('a workflow on three processes, its coordinator faulted mid-step', () =
       `c's ends ${ends(cluster, 'c').join(',')}, expired process's items ${[...victimItems].join(',')}`,
     ).toEqual([true, true, true]);
     expect(cluster.every((instance) => instance.child.exitCode === null)).toBe(true);
+  });
+
+  it('a failed item of b stops d and fails the run; re-running b failed item completes it', async () => {
+    // Every process fails b's item 1 the first time it runs it: whichever owns it.
+    const { cluster, operator } = await setUp(
+      IPS.map(() => zkConnect()),
+      { STEP_FAIL_ONCE: 'b:1', STEP_WORK_MS: '{}' },
+    );
+    const runId = await operator.triggerWorkflow('nightly');
+    const failed = await runEnded(operator, runId);
+    expect(failed.state).toBe('FAILED');
+    expect(failed.steps.b).toMatchObject({ state: 'FAILED', failedItems: [1] });
+    expect(failed.steps.d!.state).toBe('PENDING');
+    expect(events(cluster).filter((event) => event.job === 'd')).toEqual([]);
+    expect(events(cluster).filter((event) => event.event === 'failed')).toMatchObject([{ job: 'b', item: 1 }]);
+
+    await operator.rerunWorkflowStep('nightly', runId, 'b');
+    const done = await runEnded(operator, runId);
+    expect(done.state).toBe('COMPLETED');
+    expect(done.steps.b!.attempts).toBe(2);
+    // From the items' own records: b's item 1 failed once and then ran to its end; every other item once.
+    for (const step of STEPS) expect(ends(cluster, step), step).toEqual([1, 1, 1]);
+    const starts = (job: string) => events(cluster).filter((event) => event.job === job && event.event === 'start');
+    expect(
+      starts('b')
+        .map((event) => event.item)
+        .sort(),
+    ).toEqual([0, 1, 1, 2]);
   });
 });
