@@ -8,6 +8,7 @@ import { DEFAULT_ZOOKEEPER_SETTINGS } from './registry/zookeeper-settings.js';
 import { ElasticJobOrchestrator } from './elastic-job.orchestrator.js';
 import { ElasticJobRegistry } from './elastic-job.registry.js';
 import { ElasticJobOperator } from './lifecycle/elastic-job-operator.js';
+import { ElasticJobWorkflows } from './elastic-job.workflows.js';
 
 /**
  * `ElasticJobModule.forRoot({ zookeeper: { serverLists, namespace } })` or `forRootAsync({...})`: discovers
@@ -20,6 +21,7 @@ import { ElasticJobOperator } from './lifecycle/elastic-job-operator.js';
     ElasticJobEventBus,
     ElasticJobOrchestrator,
     ElasticJobRegistry,
+    ElasticJobWorkflows,
     {
       // The operator API on the app's session (see ElasticJobOrchestrator.operatorRegistry).
       provide: ElasticJobOperator,
@@ -31,6 +33,6 @@ import { ElasticJobOperator } from './lifecycle/elastic-job-operator.js';
       inject: [ElasticJobOrchestrator, ELASTIC_JOB_MODULE_OPTIONS],
     },
   ],
-  exports: [ElasticJobRegistry, ElasticJobOperator],
+  exports: [ElasticJobRegistry, ElasticJobOperator, ElasticJobWorkflows],
 })
 export class ElasticJobModule extends ElasticJobConfigurableModule {}

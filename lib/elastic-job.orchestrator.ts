@@ -28,6 +28,7 @@ import { ZookeeperRegistryCenter } from './registry/zookeeper-registry-center.js
 import { validateZookeeperOptions } from './registry/zookeeper-settings.js';
 import { deferred } from './util/deferred.js';
 import { detectLocalIp, IPV4_PATTERN } from './util/local-ip.js';
+import { validateWorkflowOptions, validateWorkflowSteps } from './workflow/workflow-validation.js';
 
 /** How long shutdown waits for running items, unless `shutdownTimeoutMilliseconds` says otherwise. */
 const DEFAULT_SHUTDOWN_TIMEOUT_MS = 30_000;
@@ -67,6 +68,7 @@ export function validateModuleOptions(options: ElasticJobModuleOptions): void {
     if (size !== undefined && (!Number.isInteger(size) || size < 1 || size > MAX_EXECUTION_LOG_SIZE))
       fail('executionLog.size', `must be an integer 1..${MAX_EXECUTION_LOG_SIZE}, got ${JSON.stringify(size)}`);
   }
+  validateWorkflowOptions(options.workflows);
 }
 
 /**
@@ -157,6 +159,11 @@ export class ElasticJobOrchestrator implements OnApplicationBootstrap, OnModuleD
   async onApplicationBootstrap(): Promise<void> {
     validateModuleOptions(this.options);
     const definitions = this.explorer.jobs;
+    // Steps against the app's jobs, before anything is written (docs/guide/workflows.md).
+    validateWorkflowSteps(
+      validateWorkflowOptions(this.options.workflows),
+      new Map(definitions.map(({ config }) => [config.jobName, { oneOff: config.cron === '' }])),
+    );
     for (const subscriber of this.explorer.eventSubscribers)
       this.eventBus.on(subscriber.name, subscriber.call, { types: subscriber.types, jobs: subscriber.jobs });
     if (this.options.enabled === false) {

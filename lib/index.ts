@@ -115,3 +115,6 @@ export {
   type ElasticJobErrorPayload,
 } from './errors/error-payload.js';
 export { MAX_JOB_NAME_LENGTH, MAX_JOB_PARAMETER_BYTES } from './lifecycle/operator-input.js';
+export type { WorkflowOptions } from './interfaces/workflow-options.interface.js';
+export type { WorkflowEvent } from './events/elastic-job-event.types.js';
+export type { WorkflowRun, WorkflowRunState, WorkflowStepRun, WorkflowStepState } from './workflow/workflow-run.js';

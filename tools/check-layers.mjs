@@ -36,7 +36,8 @@ export const LAYERS = [
   ['job/sharding', 'job/guarantee'],
   ['job/executor', 'job/history', 'job/reaction', 'job/reconcile', 'job/trigger'],
   ['job/scheduler'],
-  ['listeners'],
+  // Workflows: one-off jobs run as a graph, over the jobs' paths and events; the operator API drives them.
+  ['listeners', 'workflow'],
   ['lifecycle'],
   ['.'],
   ['cli/format', 'console/model'],

@@ -133,6 +133,27 @@ export interface ConfigurationChangedEvent extends JobEventBase {
   changes: Record<string, { before: unknown; after: unknown }>;
 }
 
+/**
+ * A workflow's run moved (docs/guide/workflows.md, "Events"), told by the instance coordinating it: the run started
+ * (its first steps did), a step started, completed or failed, the run completed or failed. `jobName` is the step's job
+ * for a step's event, the workflow's name for a run's.
+ */
+export interface WorkflowEvent extends JobEventBase {
+  type:
+    | 'workflow.run.started'
+    | 'workflow.step.started'
+    | 'workflow.step.completed'
+    | 'workflow.step.failed'
+    | 'workflow.run.completed'
+    | 'workflow.run.failed';
+  workflow: string;
+  runId: string;
+  /** The step, for a step's event. */
+  step?: string;
+  /** The items a step started with, or those that failed. */
+  items?: number[];
+}
+
 export type ElasticJobEvent =
   | ItemStartedEvent
   | ItemCompletedEvent
@@ -143,7 +164,8 @@ export type ElasticJobEvent =
   | FailoverClaimedEvent
   | MisfireFlaggedEvent
   | FiringSkippedEvent
-  | ConfigurationChangedEvent;
+  | ConfigurationChangedEvent
+  | WorkflowEvent;
 
 export type ElasticJobEventType = ElasticJobEvent['type'];
 
@@ -161,6 +183,12 @@ const EVENT_TYPES: Record<ElasticJobEventType, true> = {
   'misfire.flagged': true,
   'firing.skipped': true,
   'config.changed': true,
+  'workflow.run.started': true,
+  'workflow.step.started': true,
+  'workflow.step.completed': true,
+  'workflow.step.failed': true,
+  'workflow.run.completed': true,
+  'workflow.run.failed': true,
 };
 export const ELASTIC_JOB_EVENT_TYPES = Object.keys(EVENT_TYPES) as readonly ElasticJobEventType[];
 

@@ -1,5 +1,6 @@
 import type { ShardedJobOptions } from './sharded-job-options.interface.js';
 import type { ZookeeperConfiguration } from '../registry/zookeeper-configuration.js';
+import type { WorkflowOptions } from './workflow-options.interface.js';
 
 // Defined by the registry, which connects with it; part of the module's options.
 export type { ZookeeperConfiguration };
@@ -37,6 +38,11 @@ export interface ElasticJobModuleCommonOptions {
    * here (an error says so), so its items go to instances that allow it.
    */
   scriptJobs?: { allow: boolean | string[] };
+  /**
+   * Workflows: one-off jobs of this app run as a graph, a step starting once every item of the steps it waits for has
+   * succeeded across the cluster (docs/guide/workflows.md).
+   */
+  workflows?: WorkflowOptions[];
 }
 
 /**

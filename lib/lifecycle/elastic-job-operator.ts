@@ -29,6 +29,9 @@ import type { JobBriefInfo, JobServerInfo, OperationTarget, ServerBriefInfo, Sha
 import { ServerStatisticsApi } from './server-statistics.api.js';
 import { ShardingOperateApi } from './sharding-operate.api.js';
 import { ShardingStatisticsApi } from './sharding-statistics.api.js';
+import { WorkflowOperateApi } from './workflow-operate.api.js';
+import { checkWorkflowNode } from './operator-input.js';
+import type { WorkflowRun } from '../workflow/workflow-run.js';
 
 /** ElasticJob's six lifecycle APIs over one registry center. */
 interface Apis {
@@ -41,6 +44,7 @@ interface Apis {
   jobConfiguration: JobConfigurationApi;
   clusterExecutions: ClusterExecutionsApi;
   itemState: ItemStateApi;
+  workflows: WorkflowOperateApi;
 }
 
 /**
@@ -316,6 +320,56 @@ export class ElasticJobOperator {
     return NamespaceWatch.start(registry, listener, (message) => new Logger('ElasticJob:operator').warn(message));
   }
 
+  // ---------------------------------------------------------------- workflows (docs/guide/workflows.md)
+
+  /**
+   * Starts a run of the workflow now; resolves with its id. Refused (InvalidOperationError) while a run of it is under
+   * way, or when no instance declaring it has started in this namespace. Its coordinator starts the first steps.
+   */
+  async triggerWorkflow(name: string): Promise<string> {
+    checkWorkflowNode(name, 'triggerWorkflow', 'name');
+    return this.run('triggerWorkflow', (apis) => apis.workflows.trigger(name));
+  }
+
+  /** The workflow's runs kept in ZooKeeper (its `keepRuns`), newest first: each one's state and each step's. */
+  async getWorkflowRuns(name: string): Promise<WorkflowRun[]> {
+    checkWorkflowNode(name, 'getWorkflowRuns', 'name');
+    return this.run('getWorkflowRuns', (apis) => apis.workflows.runs(name));
+  }
+
+  /**
+   * Runs a FAILED step of a run again: its failed items (`items: 'failed'`, the default) or all of them; the run
+   * goes on from there (a FAILED run is RUNNING again). Resolves with the run as written.
+   */
+  async rerunWorkflowStep(
+    name: string,
+    runId: string,
+    job: string,
+    options: { items?: 'failed' | 'all' } = {},
+  ): Promise<WorkflowRun> {
+    checkWorkflowNode(name, 'rerunWorkflowStep', 'name');
+    checkWorkflowNode(runId, 'rerunWorkflowStep', 'runId');
+    checkJobName(job, 'rerunWorkflowStep', 'job');
+    if (typeof options !== 'object' || options === null)
+      throw new InvalidOperationError('rerunWorkflowStep', 'options', `must be { items? }, got ${quoteInput(options)}`);
+    checkKeys(options, ['items'], 'rerunWorkflowStep');
+    const items = options.items ?? 'failed';
+    if (items !== 'failed' && items !== 'all')
+      throw new InvalidOperationError(
+        'rerunWorkflowStep',
+        'items',
+        `must be 'failed' or 'all', got ${quoteInput(items)}`,
+      );
+    return this.run('rerunWorkflowStep', (apis) => apis.workflows.rerun(name, runId, job, items));
+  }
+
+  /** Cancels a run under way (or FAILED): nothing more starts in it; items running finish. */
+  async cancelWorkflowRun(name: string, runId: string): Promise<WorkflowRun> {
+    checkWorkflowNode(name, 'cancelWorkflowRun', 'name');
+    checkWorkflowNode(runId, 'cancelWorkflowRun', 'runId');
+    return this.run('cancelWorkflowRun', (apis) => apis.workflows.cancel(name, runId));
+  }
+
   /** One call, bounded: it rejects with CONNECTION_LOSS when ZooKeeper does not answer within the timeout. */
   private async run<T>(what: string, call: (apis: Apis) => Promise<T>): Promise<T> {
     return withinBound(call(await this.api()), this.connectionTimeoutMs, what);
@@ -339,6 +393,7 @@ export class ElasticJobOperator {
         jobConfiguration: new JobConfigurationApi(registry),
         clusterExecutions: new ClusterExecutionsApi(registry),
         itemState: new ItemStateApi(registry),
+        workflows: new WorkflowOperateApi(registry),
       };
     }
     await awaitConnection(registry, this.connectionTimeoutMs, 'ElasticJobOperator');

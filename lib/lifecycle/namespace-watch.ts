@@ -1,3 +1,4 @@
+import { WORKFLOWS_NODE } from '../workflow/workflow-paths.js';
 import { describeError } from '../errors/elastic-job.errors.js';
 import type { RegistryCenter } from '../registry/registry-center.js';
 import type { WatchEvent } from '../registry/registry.types.js';
@@ -73,6 +74,8 @@ export class NamespaceWatch {
     // History queries and their replies (executions/, written by getExecutions itself) change nothing a watcher
     // shows: told as a job change, a console re-querying on job changes would query forever.
     if (child === 'executions') return;
+    // The workflows' runs (workflow/workflow-paths.ts) are no job's: told as one, every item recorded would re-read it.
+    if (jobName === WORKFLOWS_NODE) return;
     this.pending.add(jobName);
     this.timer ??= setTimeout(() => {
       this.timer = undefined;

@@ -100,6 +100,26 @@ export function checkKeys(value: object, allowed: readonly string[], operation: 
 }
 
 /** What is wrong with a name, as `got 'x': it contains '/'`; undefined when nothing is. */
+/**
+ * A workflow's name or a run's id (docs/guide/workflows.md): one ZooKeeper node name, as a job's, so that it may not
+ * leave the workflow's subtree.
+ */
+export function checkWorkflowNode(
+  value: unknown,
+  operation: string,
+  kind: 'name' | 'runId',
+  field: string = kind,
+): string {
+  const problem = nameProblem(value, MAX_JOB_NAME_LENGTH);
+  if (problem)
+    throw new InvalidOperationError(
+      operation,
+      field,
+      `must be ${kind === 'name' ? "a workflow's name" : "a run's id"}, ${problem}`,
+    );
+  return value as string;
+}
+
 function nameProblem(value: unknown, maxLength: number): string | undefined {
   if (typeof value !== 'string') return `got ${quoteInput(value)}: it is not a string`;
   if (value.length > maxLength) return `got ${quoteInput(value)}: it is longer than ${maxLength} characters`;

@@ -10,6 +10,7 @@ import {
   checkJobParameter,
   checkKeys,
   checkServerIp,
+  checkWorkflowNode,
 } from '../lifecycle/operator-input.js';
 import { DEFAULT_PREFIX } from './microservice-options.js';
 
@@ -20,6 +21,12 @@ export interface ElasticJobMessage {
   item?: number;
   /** `trigger` only: the job parameter of that run. */
   jobParameter?: string;
+  /** The workflow patterns: the workflow's name (docs/guide/workflows.md). */
+  workflow?: string;
+  /** `workflow-rerun-step`, `workflow-cancel`: the run's id. */
+  runId?: string;
+  /** `workflow-rerun-step`: its failed items (default) or all of them. */
+  items?: 'failed' | 'all';
 }
 
 /**
@@ -44,6 +51,10 @@ const MESSAGE_FIELDS = {
   'disable-item': ['jobName', 'item'],
   'enable-item': ['jobName', 'item'],
   'rerun-item': ['jobName', 'item'],
+  'workflow-trigger': ['workflow'],
+  'workflow-runs': ['workflow'],
+  'workflow-rerun-step': ['workflow', 'runId', 'jobName', 'items'],
+  'workflow-cancel': ['workflow', 'runId'],
 } as const satisfies Record<string, ReadonlyArray<keyof ElasticJobMessage>>;
 
 export type ElasticJobMessageName = keyof typeof MESSAGE_FIELDS;
@@ -76,6 +87,16 @@ function itemOf(operation: string, message: ElasticJobMessage): number {
   return checkItemNumber(message.item, operation);
 }
 
+function workflowOf(operation: string, message: ElasticJobMessage): string {
+  if (message.workflow === undefined) throw new InvalidOperationError(operation, 'workflow', 'is required');
+  return checkWorkflowNode(message.workflow, operation, 'name', 'workflow');
+}
+
+function runIdOf(operation: string, message: ElasticJobMessage): string {
+  if (message.runId === undefined) throw new InvalidOperationError(operation, 'runId', 'is required');
+  return checkWorkflowNode(message.runId, operation, 'runId');
+}
+
 function targetOf(operation: string, message: ElasticJobMessage): OperationTarget {
   if (message.jobName === undefined && message.ip === undefined)
     throw new InvalidOperationError(operation, 'jobName', 'give jobName, ip, or both');
@@ -88,7 +109,8 @@ function targetOf(operation: string, message: ElasticJobMessage): OperationTarge
 /**
  * A controller answering the operator API as message patterns (docs/guide/microservices.md), over whatever transports
  * the app is connected to: `{prefix}.jobs`, `.job`, `.sharding`, `.trigger`, `.disable`, `.enable`,
- * `.disable-item`, `.enable-item`, `.rerun-item`, with payloads `{ jobName, ip?, item?, jobParameter? }` (each pattern takes only its
+ * `.disable-item`, `.enable-item`, `.rerun-item` (and the workflows': `.workflow-trigger`, `.workflow-runs`,
+ * `.workflow-rerun-step`, `.workflow-cancel`), with payloads `{ jobName, ip?, item?, jobParameter? }` (each pattern takes only its
  * own fields, checked as the operator API checks them). Errors come back as `RpcException`s carrying
  * `{ name, code, message, registryCode? }` (ElasticJobRpcError), the same on every transport. Add the class it returns to a module's `controllers`.
  * @publicApi
@@ -184,6 +206,46 @@ export function elasticJobMessagesController(options: ElasticJobMessagesOptions 
     rerunItem(@Payload() message: unknown) {
       return run('rerun-item', message, (operation, payload) =>
         this.operator.rerunItem(jobNameOf(operation, payload), itemOf(operation, payload)),
+      );
+    }
+
+    @MessagePattern(`${prefix}.workflow-trigger`)
+    workflowTrigger(@Payload() message: unknown) {
+      return run('workflow-trigger', message, async (operation, payload) => {
+        const workflow = workflowOf(operation, payload);
+        return { workflow, runId: await this.operator.triggerWorkflow(workflow) };
+      });
+    }
+
+    @MessagePattern(`${prefix}.workflow-runs`)
+    workflowRuns(@Payload() message: unknown) {
+      return run('workflow-runs', message, (operation, payload) =>
+        this.operator.getWorkflowRuns(workflowOf(operation, payload)),
+      );
+    }
+
+    @MessagePattern(`${prefix}.workflow-rerun-step`)
+    workflowRerunStep(@Payload() message: unknown) {
+      return run('workflow-rerun-step', message, (operation, payload) => {
+        const [workflow, runId, jobName] = [
+          workflowOf(operation, payload),
+          runIdOf(operation, payload),
+          jobNameOf(operation, payload),
+        ];
+        if (payload.items !== undefined && payload.items !== 'failed' && payload.items !== 'all')
+          throw new InvalidOperationError(
+            operation,
+            'items',
+            `must be 'failed' or 'all', got ${quoteInput(payload.items)}`,
+          );
+        return this.operator.rerunWorkflowStep(workflow, runId, jobName, payload.items ? { items: payload.items } : {});
+      });
+    }
+
+    @MessagePattern(`${prefix}.workflow-cancel`)
+    workflowCancel(@Payload() message: unknown) {
+      return run('workflow-cancel', message, (operation, payload) =>
+        this.operator.cancelWorkflowRun(workflowOf(operation, payload), runIdOf(operation, payload)),
       );
     }
   }

@@ -1,6 +1,7 @@
-import { Injectable } from '@nestjs/common';
+import { Injectable, Optional } from '@nestjs/common';
 import { HealthIndicatorService, type HealthIndicatorResult } from '@nestjs/terminus';
 import { ElasticJobRegistry } from '../elastic-job.registry.js';
+import { ElasticJobWorkflows } from '../elastic-job.workflows.js';
 
 /** What the indicator tells of each job on this instance. */
 export interface JobHealthDetails {
@@ -25,6 +26,7 @@ export class ElasticJobHealthIndicator {
   constructor(
     private readonly health: HealthIndicatorService,
     private readonly jobs: ElasticJobRegistry,
+    @Optional() private readonly workflows?: ElasticJobWorkflows,
   ) {}
 
   isHealthy<const Key extends string = 'elastic-job'>(key: Key = 'elastic-job' as Key): HealthIndicatorResult<Key> {
@@ -49,7 +51,11 @@ export class ElasticJobHealthIndicator {
         problems.push(`job '${jobName}' registration ${status.health.registration}`);
     }
     if (!connected) problems.unshift('not connected to ZooKeeper');
-    const data = { connected, jobs: details };
+    // Workflows (docs/guide/workflows.md): each one's coordinator here; one that could not start is down.
+    const workflows = this.workflows?.status() ?? {};
+    for (const [name, workflow] of Object.entries(workflows))
+      if (workflow.error) problems.push(`workflow '${name}' could not start: ${workflow.error}`);
+    const data = { connected, jobs: details, ...(Object.keys(workflows).length > 0 ? { workflows } : {}) };
     return problems.length > 0 ? indicator.down({ ...data, message: problems.join('; ') }) : indicator.up(data);
   }
 }

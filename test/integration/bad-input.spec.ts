@@ -763,7 +763,7 @@ describe('the CLI refuses bad input: exit 2 for a bad argument, 3 for what is no
       [
         [HUGE],
         EXIT_USAGE,
-        `unknown command ${HUGE_QUOTED}; commands: jobs, job, servers, sharding, trigger, disable, enable, disable-item, enable-item, rerun-item, shutdown, remove, remove-job, config, dump`,
+        `unknown command ${HUGE_QUOTED}; commands: jobs, job, servers, sharding, trigger, disable, enable, disable-item, enable-item, rerun-item, shutdown, remove, remove-job, config, dump, workflow-trigger, workflow-runs, workflow-rerun, workflow-cancel`,
       ],
       [['jobs', '--timeout', HUGE], EXIT_USAGE, `--timeout takes milliseconds (an integer > 0), got ${HUGE_QUOTED}`],
     ];
@@ -1106,5 +1106,102 @@ describe('what others wrote into the tree is refused, not guessed at; nothing is
     } finally {
       await zk.close();
     }
+  });
+});
+
+// ------------------------------------------------------------------ workflows (docs/guide/workflows.md)
+
+/** What a workflow no instance declared gives, on every surface. */
+/** The tree as the workflow blocks found it (blocks before them leave foreign nodes of their own behind). */
+let workflowBefore: string[] = [];
+async function expectTreeUnchangedSinceWorkflows(label: string): Promise<void> {
+  expect({ label, tree: await snapshots.take() }).toEqual({ label, tree: workflowBefore });
+}
+
+function noWorkflow(verb: string, quoted: string): Expected {
+  return invalid(
+    verb,
+    'name',
+    `no workflow ${quoted} in this namespace (no instance declaring it has started): check the name`,
+  );
+}
+
+describe('the workflow verbs refuse bad input before writing anything', () => {
+  beforeAll(async () => {
+    workflowBefore = await snapshots.take();
+  });
+
+  const verbs: ReadonlyArray<readonly [string, (name: unknown) => Promise<unknown>]> = [
+    ['triggerWorkflow', (name) => operator.triggerWorkflow(name as string)],
+    ['getWorkflowRuns', (name) => operator.getWorkflowRuns(name as string)],
+    ['rerunWorkflowStep', (name) => operator.rerunWorkflowStep(name as string, 'r1', 'report')],
+    ['cancelWorkflowRun', (name) => operator.cancelWorkflowRun(name as string, 'r1')],
+  ];
+
+  it.each(verbs)('%s: a bad workflow name is refused, an unknown one too', async (verb, call) => {
+    for (const [what, value, detail] of BAD_NAMES) {
+      expect({ what, got: await failure(() => call(value)) }).toEqual({
+        what,
+        got: invalid(verb, 'name', `must be a workflow's name, ${detail}`),
+      });
+    }
+    for (const [value, quoted] of UNKNOWN_NAMES)
+      expect({ value, got: await failure(() => call(value)) }).toEqual({ value, got: noWorkflow(verb, quoted) });
+    await expectTreeUnchangedSinceWorkflows(verb);
+  });
+
+  it('rerunWorkflowStep and cancelWorkflowRun: bad run ids, steps and items', async () => {
+    for (const [what, value, detail] of BAD_NAMES) {
+      expect({ what, got: await failure(() => operator.cancelWorkflowRun('w', value as string)) }).toEqual({
+        what,
+        got: invalid('cancelWorkflowRun', 'runId', `must be a run's id, ${detail}`),
+      });
+      expect({ what, got: await failure(() => operator.rerunWorkflowStep('w', 'r1', value as string)) }).toEqual({
+        what,
+        got: invalid('rerunWorkflowStep', 'job', `must be a job's name, ${detail}`),
+      });
+    }
+    expect(await failure(() => operator.rerunWorkflowStep('w', 'r1', 'report', { items: 'some' as 'all' }))).toEqual(
+      invalid('rerunWorkflowStep', 'items', "must be 'failed' or 'all', got 'some'"),
+    );
+    await expectTreeUnchangedSinceWorkflows('workflow run ids');
+  });
+});
+
+describe.each(['TCP', 'NATS'] as const)('the workflow message patterns over %s refuse bad input', (transport) => {
+  beforeAll(async () => {
+    workflowBefore = await snapshots.take();
+  });
+
+  const patterns = {
+    'workflow-trigger': { verb: 'triggerWorkflow', payload: (workflow: unknown) => ({ workflow }) },
+    'workflow-runs': { verb: 'getWorkflowRuns', payload: (workflow: unknown) => ({ workflow }) },
+    'workflow-rerun-step': {
+      verb: 'rerunWorkflowStep',
+      payload: (workflow: unknown) => ({ workflow, runId: 'r1', jobName: 'report' }),
+    },
+    'workflow-cancel': { verb: 'cancelWorkflowRun', payload: (workflow: unknown) => ({ workflow, runId: 'r1' }) },
+  } as const;
+
+  it.each(Object.keys(patterns) as Array<keyof typeof patterns>)('%s: bad and unknown workflows', async (name) => {
+    const client = clients[transport];
+    const operation = `elastic-job.${name}`;
+    const { verb, payload } = patterns[name];
+    for (const [what, value, detail] of BAD_NAMES) {
+      expect({ what, got: await ask(client, operation, payload(value)) }).toEqual({
+        what,
+        got: invalid(operation, 'workflow', `must be a workflow's name, ${detail}`),
+      });
+    }
+    for (const [value, quoted] of UNKNOWN_NAMES)
+      expect({ value, got: await ask(client, operation, payload(value)) }).toEqual({
+        value,
+        got: noWorkflow(verb, quoted),
+      });
+    expect(await ask(client, operation, {})).toEqual(invalid(operation, 'workflow', 'is required'));
+    expect(await ask(client, operation, { ...payload('w'), serverIp: IP })).toMatchObject({
+      code: 'INVALID_ARGUMENT',
+    });
+    await expectTreeUnchangedSinceWorkflows(`${transport} ${name}`);
   });
 });

@@ -127,4 +127,33 @@ describe('health indicator', () => {
       details: { 'elastic-job': { status: 'up', enabled: false } },
     });
   });
+
+  it("reports each workflow's coordinator on this instance", async () => {
+    @Injectable()
+    class Steps {
+      @ShardedJob({ jobName: 'load', oneOff: true, shardingTotalCount: 1 })
+      load(): void {}
+    }
+    @Module({
+      imports: [
+        TerminusModule,
+        ElasticJobModule.forRoot(
+          appOptions(uniqueNamespace('health-workflow'), { workflows: [{ name: 'nightly', steps: { load: [] } }] }),
+        ),
+      ],
+      controllers: [HealthController],
+      providers: [Steps, ElasticJobHealthIndicator],
+    })
+    class WorkflowApp {}
+    const app = await Test.createTestingModule({ imports: [WorkflowApp] }).compile();
+    await app.init();
+    hold(() => app.close());
+    const up = await eventually(
+      () => probe(app.get(HealthController)),
+      (result) => result.status === 'ok',
+      10_000,
+      'up',
+    );
+    expect(up.details['elastic-job']).toMatchObject({ workflows: { nightly: { started: true, isLeader: true } } });
+  });
 });

@@ -152,4 +152,49 @@ describe("ElasticJob's lifecycle writes from Java (Curator) on a cluster of ours
     const zk = await observer(namespace);
     expect(await zk.exists('/mixed')).toBeUndefined();
   });
+
+  it("lists the same jobs with workflows as without: the workflows' node has no config", async () => {
+    const namespace = uniqueNamespace('lifecycle-java-workflow');
+    const peer = new LineProcess('java', [
+      '-cp',
+      `${CURATOR_RECIPES_JAR}:${ZOOKEEPER_JAR}`,
+      'test/java/ElasticJobLifecyclePeer.java',
+      zkConnect(),
+      namespace,
+    ]);
+    hold(() => peer.kill('SIGKILL'));
+    await peer.waitForLine(/^READY$/, 60_000);
+    const plain = await bootApp(appOptions(namespace, { instance: { ip: IPS[0]! } }), [WorkflowJobs]);
+    const before = await java(peer, 'list-jobs');
+    expect(before).toBe('load,report|2');
+    await plain.close();
+    const app = await bootApp(
+      appOptions(namespace, {
+        instance: { ip: IPS[0]! },
+        workflows: [{ name: 'nightly', steps: { load: [], report: ['load'] } }],
+      }),
+      [WorkflowJobs],
+    );
+    hold(() => app.close());
+    const operator = app.get(ElasticJobOperator);
+    const runId = await operator.triggerWorkflow('nightly');
+    await eventually(
+      async () => (await operator.getWorkflowRuns('nightly'))[0]?.state,
+      (state) => state === 'COMPLETED',
+      20_000,
+      `run ${runId} to complete`,
+    );
+    // getAllJobsBriefInfo's list is the same; only getJobsTotalCount, a count of the namespace's children, has one more.
+    expect(await java(peer, 'list-jobs')).toBe('load,report|3');
+    expect((await operator.getAllJobsBriefInfo()).map((job) => job.jobName)).toEqual(['load', 'report']);
+  });
 });
+
+@Injectable()
+class WorkflowJobs {
+  @ShardedJob({ jobName: 'load', oneOff: true, shardingTotalCount: 2 })
+  load(): void {}
+
+  @ShardedJob({ jobName: 'report', oneOff: true, shardingTotalCount: 1 })
+  report(): void {}
+}

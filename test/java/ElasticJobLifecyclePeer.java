@@ -6,7 +6,7 @@
 // Usage: java -cp curator-recipes.jar:zookeeper.jar ElasticJobLifecyclePeer.java <connect> <namespace>
 // Commands on stdin, one per line; each answers "OK <detail>" or "ERROR <message>":
 //   trigger <job> | disable <job> <ip> | enable <job> <ip> | shutdown <job> <ip> | disable-item <job> <item>
-//   | enable-item <job> <item> | remove-job <job> | quit
+//   | enable-item <job> <item> | remove-job <job> | list-jobs | quit
 import java.io.BufferedReader;
 import java.io.InputStreamReader;
 import java.nio.charset.StandardCharsets;
@@ -44,6 +44,7 @@ public class ElasticJobLifecyclePeer {
     }
 
     static String run(String[] words) throws Exception {
+        if (words[0].equals("list-jobs")) return listJobs();
         String job = "/" + words[1];
         switch (words[0]) {
             case "trigger": {
@@ -82,6 +83,21 @@ public class ElasticJobLifecyclePeer {
             default:
                 throw new IllegalArgumentException("unknown command " + words[0]);
         }
+    }
+
+    /**
+     * JobStatisticsAPIImpl.getAllJobsBriefInfo's list (ElasticJob 3.0.5, lifecycle/.../statistics/): every child of the
+     * namespace whose config node reads non-null (getJobBriefInfo returns null for the others, which are skipped),
+     * sorted; then getJobsTotalCount, the number of children. Answers "name,name|count".
+     */
+    static String listJobs() throws Exception {
+        List<String> children = client.getChildren().forPath("/");
+        List<String> jobs = new java.util.ArrayList<>();
+        for (String each : children) {
+            if (client.checkExists().forPath("/" + each + "/config") != null) jobs.add(each);
+        }
+        java.util.Collections.sort(jobs);
+        return String.join(",", jobs) + "|" + children.size();
     }
 
     /** ElasticJob's ZookeeperRegistryCenter.persist: create with parents, or set the data of the existing node. */

@@ -12,6 +12,7 @@ const LONGEST_FIRST = [
   'test/integration/packaging.spec.ts',
   'test/faults/connection-faults.spec.ts',
   'test/integration/operator.spec.ts',
+  'test/cluster/workflow-faults.spec.ts',
   'test/cluster/quiet-instance.spec.ts',
   'test/integration/api-docs.spec.ts',
   'test/cluster/cluster.spec.ts',

@@ -13,6 +13,12 @@ import {
   triggerCommand,
 } from './operate.commands.js';
 import { jobCommand, jobsCommand, serversCommand, shardingCommand } from './statistics.commands.js';
+import {
+  workflowCancelCommand,
+  workflowRerunCommand,
+  workflowRunsCommand,
+  workflowTriggerCommand,
+} from './workflow.commands.js';
 
 /** Every command, in the order the usage text lists them. */
 export const COMMANDS: readonly CliCommand[] = [
@@ -31,4 +37,8 @@ export const COMMANDS: readonly CliCommand[] = [
   removeJobCommand,
   configCommand,
   dumpCommand,
+  workflowTriggerCommand,
+  workflowRunsCommand,
+  workflowRerunCommand,
+  workflowCancelCommand,
 ];

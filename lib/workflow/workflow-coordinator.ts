@@ -1,0 +1,242 @@
+import { Logger } from '@nestjs/common';
+import { describeError, registryErrorCode, InvalidOperationError } from '../errors/elastic-job.errors.js';
+import type { WorkflowOptions } from '../interfaces/workflow-options.interface.js';
+import type { RegistryCenter } from '../registry/registry-center.js';
+import type { TransactionOp, WatchEvent } from '../registry/registry.types.js';
+import { CronTrigger } from '../schedule/cron-trigger.js';
+import { JobNodePath } from '../job/paths.js';
+import { expandCronPreset } from '../schedule/cron-expression.js';
+import {
+  advanceRun,
+  cronRunId,
+  runningSteps,
+  startableSteps,
+  type WorkflowRun,
+  type WorkflowTransition,
+} from './workflow-run.js';
+import { WorkflowStore } from './workflow-store.js';
+import { DEFAULT_KEEP_RUNS } from './workflow-validation.js';
+
+/** A lost race (another writer moved the run first) is read again at once, this many times in a row at most. */
+const RACES = 20;
+
+/** What a coordinator tells about a run it moved: the run after the move and what the move did. */
+export type WorkflowTransitionSink = (run: WorkflowRun, transition: WorkflowTransition) => void;
+
+/**
+ * One workflow on one instance. Every instance of the workflow runs one; the one holding the workflow's leader node
+ * coordinates (`/.workflows/{name}/leader/instance`, ephemeral, raced for as a job's `leader/election/instance` is
+ * by its LeaderService): it watches the workflow's nodes and, at every change (an item's outcome recorded, a run
+ * created, a re-run asked), moves the active run on from its stored state (workflow-run.ts, advanceRun): each move
+ * is one transaction conditional on the run's version, the starts of steps (their triggers) in it, so that a
+ * coordinator that lost its session mid-move and the next one can never both start a step. When the leader crashes
+ * or its session ends, its node goes and the next instance to create it carries the run on from the stored state.
+ */
+export class WorkflowCoordinator {
+  readonly store: WorkflowStore;
+  private readonly logger: Logger;
+  private leading = false;
+  private closed = false;
+  private advancing: Promise<void> | undefined;
+  private again = false;
+  private cron: CronTrigger | undefined;
+  private unsubscribe: (() => void) | undefined;
+  private readonly leaderPath: string;
+  private readonly watcher = (event: WatchEvent): void => {
+    if (event.path === this.leaderPath && event.type === 'NODE_DELETED') void this.elect();
+    else this.kick();
+  };
+
+  private readonly instancePaths: string[];
+  private readonly instancesWatcher = (): void => this.kick();
+  /** Steps said to wait for an instance, so that it is logged once per run and step. */
+  private readonly waitingSaid = new Set<string>();
+
+  constructor(
+    private readonly registry: RegistryCenter,
+    readonly workflow: WorkflowOptions,
+    private readonly instanceId: string,
+    private readonly sink: WorkflowTransitionSink = () => undefined,
+  ) {
+    this.logger = new Logger(`ElasticJob:workflow:${workflow.name}`);
+    this.store = new WorkflowStore(registry, workflow.name, (message) => this.logger.warn(message));
+    this.leaderPath = `${this.store.paths.root}/leader/instance`;
+    this.instancePaths = Object.keys(workflow.steps).map((step) => new JobNodePath(step).instances);
+  }
+
+  private started = false;
+
+  /** Whether it has started: its definition written, its watch set, the leader node raced for. */
+  get isStarted(): boolean {
+    return this.started;
+  }
+
+  /** Whether this instance coordinates the workflow now. */
+  get isLeader(): boolean {
+    return this.leading;
+  }
+
+  async start(): Promise<void> {
+    await this.store.writeDefinition(this.workflow);
+    await this.registry.ensurePath(`${this.store.paths.root}/leader`);
+    this.unsubscribe = this.registry.onStateChange((change) => {
+      if (change.state === 'SUSPENDED' || change.state === 'LOST') this.leading = false;
+      else if (change.state === 'RECONNECTED') void this.rejoin();
+    });
+    await this.watchAll();
+    await this.elect();
+    this.started = true;
+    if (this.workflow.cron !== undefined) {
+      this.cron = new CronTrigger(expandCronPreset(this.workflow.cron), this.workflow.timeZone, (at) => {
+        if (this.leading) void this.trigger('cron', cronRunId(at)).catch((error: unknown) => this.cronFailed(error));
+      });
+      this.cron.start();
+    }
+  }
+
+  async close(): Promise<void> {
+    this.closed = true;
+    this.cron?.stop();
+    this.unsubscribe?.();
+    this.registry.removePersistentRecursiveWatch(this.store.paths.root, this.watcher);
+    for (const path of this.instancePaths) this.registry.removePersistentRecursiveWatch(path, this.instancesWatcher);
+    await this.advancing?.catch(() => undefined);
+    if (this.leading) {
+      this.leading = false;
+      await this.registry.remove(this.leaderPath).catch(() => undefined);
+    }
+  }
+
+  /** A new run (one at a time: refused with InvalidOperationError while one is active). */
+  async trigger(trigger: WorkflowRun['trigger'], runId: string): Promise<WorkflowRun> {
+    const run = await this.store.createRun(this.workflow, runId, trigger, new Date());
+    this.logger.log(`run ${runId} created (${trigger})`);
+    return run;
+  }
+
+  private cronFailed(error: unknown): void {
+    if (error instanceof InvalidOperationError) this.logger.warn(`cron firing skipped: ${error.detail}`);
+    else this.logger.error(`cron firing could not create a run: ${describeError(error)}`);
+  }
+
+  /** A new session (or the same one back): the watch is re-added, leadership checked again, the run looked at. */
+  private async rejoin(): Promise<void> {
+    if (this.closed) return;
+    try {
+      await this.watchAll();
+      await this.elect();
+      this.kick();
+    } catch (error) {
+      this.logger.warn(`could not rejoin after a reconnection: ${describeError(error)}; again at the next one`);
+    }
+  }
+
+  /**
+   * The workflow's nodes, and each step's `instances/`: a step whose job has no instance online waits, and starts
+   * when one comes (a trigger then would reach nobody and the step would never end).
+   */
+  private async watchAll(): Promise<void> {
+    await this.registry.addPersistentRecursiveWatch(this.store.paths.root, this.watcher);
+    for (const path of this.instancePaths) await this.registry.addPersistentRecursiveWatch(path, this.instancesWatcher);
+  }
+
+  /** Race for the leader node; whoever holds it (this session's node) coordinates. Watched: its deletion re-elects. */
+  private async elect(): Promise<void> {
+    if (this.closed || !this.registry.isConnected()) return;
+    try {
+      await this.registry.create(this.leaderPath, Buffer.from(this.instanceId, 'utf8'), 'EPHEMERAL');
+    } catch (error) {
+      if (registryErrorCode(error) !== 'NODE_EXISTS') {
+        this.logger.warn(`election failed: ${describeError(error)}; again at the next reconnection`);
+        return;
+      }
+    }
+    const stat = await this.registry.exists(this.leaderPath).catch(() => undefined);
+    if (stat === undefined) return void (await this.elect()); // gone already: race again
+    const leading = stat.ephemeralOwner === this.registry.getSessionId();
+    if (leading && !this.leading) this.logger.log(`coordinating workflow '${this.workflow.name}' (${this.instanceId})`);
+    this.leading = leading;
+    if (leading) this.kick();
+  }
+
+  /** Looks at the active run again (serialized: a change during a look makes one more look after it). */
+  kick(): void {
+    if (this.closed || !this.leading) return;
+    if (this.advancing) {
+      this.again = true;
+      return;
+    }
+    this.advancing = this.advanceLoop().finally(() => {
+      this.advancing = undefined;
+      if (this.again) {
+        this.again = false;
+        this.kick();
+      }
+    });
+  }
+
+  private async advanceLoop(): Promise<void> {
+    for (let race = 1; race <= RACES && this.leading && !this.closed; race++) {
+      try {
+        await this.advance();
+        return;
+      } catch (error) {
+        const code = registryErrorCode(error);
+        if (code === 'BAD_VERSION' || code === 'NODE_EXISTS' || code === 'NO_NODE') continue; // moved meanwhile
+        this.logger.warn(`could not move the run on: ${describeError(error)}; again at the next change`);
+        return;
+      }
+    }
+  }
+
+  /** One move of the active run, if its stored state and its items' outcomes allow one. */
+  private async advance(): Promise<void> {
+    const active = await this.store.readActive();
+    if (!active) return;
+    const stored = await this.store.readRun(active.runId);
+    if (!stored) return;
+    const { run } = stored;
+    const outcomes = await this.store.readOutcomes(run.id, runningSteps(run));
+    const totals = new Map<string, number>();
+    for (const step of startableSteps(run)) {
+      const total = await this.store.readTotal(step);
+      if (total === undefined) this.logger.warn(`step '${step}': its job's config cannot be read; not started yet`);
+      else if (!(await this.store.hasInstances(step))) {
+        if (!this.waitingSaid.has(`${run.id}/${step}`))
+          this.logger.warn(`run ${run.id}: step '${step}' waits for an instance of job '${step}' to come online`);
+        this.waitingSaid.add(`${run.id}/${step}`);
+      } else totals.set(step, total);
+    }
+    const moved = advanceRun(run, outcomes, totals, new Date());
+    if (!moved) return;
+    const ops: TransactionOp[] = [];
+    for (const transition of moved.transitions)
+      if (transition.type === 'step.started') {
+        const step = moved.run.steps[transition.step]!;
+        ops.push(...(await this.store.startOps(run.id, transition.step, transition.items, step.total!)));
+      }
+    if (!this.leading || this.closed) return;
+    await this.store.writeRun(stored, moved.run, ops, active);
+    for (const transition of moved.transitions) this.report(moved.run, transition);
+    if (moved.run.state !== 'RUNNING') {
+      const pruned = await this.store.prune(this.workflow.keepRuns ?? DEFAULT_KEEP_RUNS);
+      if (pruned.length > 0) this.logger.log(`runs deleted (keepRuns): ${pruned.join(', ')}`);
+    }
+  }
+
+  private report(run: WorkflowRun, transition: WorkflowTransition): void {
+    const where = `run ${run.id}`;
+    if (transition.type === 'step.started')
+      this.logger.log(`${where}: step '${transition.step}' started (attempt ${transition.attempt})`);
+    else if (transition.type === 'step.completed') this.logger.log(`${where}: step '${transition.step}' completed`);
+    else if (transition.type === 'step.failed')
+      this.logger.warn(`${where}: step '${transition.step}' failed, items [${transition.failedItems.join(',')}]`);
+    else if (transition.type === 'run.completed') this.logger.log(`${where} completed`);
+    else this.logger.warn(`${where} FAILED (steps ${transition.failedSteps.join(', ')}); re-run a step to go on`);
+    try {
+      this.sink(run, transition);
+    } catch (error) {
+      this.logger.warn(`a workflow event sink threw: ${describeError(error)}`);
+    }
+  }
+}

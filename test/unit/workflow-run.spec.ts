@@ -1,0 +1,331 @@
+import { Logger } from '@nestjs/common';
+import { afterEach, beforeAll, describe, expect, it } from 'vitest';
+import type { ElasticJobEvent } from '../../lib/events/elastic-job-event.types.js';
+import type { WorkflowOptions } from '../../lib/interfaces/workflow-options.interface.js';
+import { JobNodePath } from '../../lib/job/paths.js';
+import { WorkflowCoordinator } from '../../lib/workflow/workflow-coordinator.js';
+import { WorkflowRecorder } from '../../lib/workflow/workflow-recorder.js';
+import { advanceRun, cancelRun, newRun, rerunStep, type WorkflowRun } from '../../lib/workflow/workflow-run.js';
+import { WorkflowStore } from '../../lib/workflow/workflow-store.js';
+import { FakeZookeeper, type FakeRegistryCenter } from '../support/fake-registry.js';
+
+beforeAll(() => {
+  Logger.overrideLogger(['error']);
+});
+
+const DIAMOND: WorkflowOptions = { name: 'nightly', steps: { a: [], b: ['a'], c: ['a'], d: ['b', 'c'] }, keepRuns: 2 };
+const TOTAL = 3;
+const NOW = new Date('2026-11-27T02:00:00Z');
+const IDS = ['10.0.0.1@-@1', '10.0.0.2@-@2'];
+/** Items 0 and 1 are the first instance's, item 2 the second's. */
+const OWNER = [IDS[0]!, IDS[0]!, IDS[1]!];
+
+describe('advanceRun (the run state machine)', () => {
+  const ok = (n: number) =>
+    new Map([...Array(n).keys()].map((i) => [i, { ok: true, instanceId: 'x', at: '', attempt: 1 }]));
+  const totals = new Map(Object.keys(DIAMOND.steps).map((step) => [step, TOTAL]));
+
+  it('starts the roots, then a child only once all its parents completed on every item', () => {
+    let run = newRun(DIAMOND, 'r1', 'manual', NOW);
+    const first = advanceRun(run, new Map(), totals, NOW)!;
+    expect(first.transitions).toEqual([{ type: 'step.started', step: 'a', items: [0, 1, 2], attempt: 1 }]);
+    run = first.run;
+    expect(advanceRun(run, new Map([['a', ok(2)]]), totals, NOW)).toBeUndefined(); // item 2 still out
+    run = advanceRun(run, new Map([['a', ok(3)]]), totals, NOW)!.run;
+    expect([run.steps.b!.state, run.steps.c!.state, run.steps.d!.state]).toEqual(['RUNNING', 'RUNNING', 'PENDING']);
+    run = advanceRun(run, new Map([['b', ok(3)]]), totals, NOW)!.run;
+    expect(run.steps.d!.state).toBe('PENDING'); // c not done
+    const last = advanceRun(run, new Map([['c', ok(3)]]), totals, NOW)!;
+    expect(last.run.steps.d!.state).toBe('RUNNING');
+    const end = advanceRun(last.run, new Map([['d', ok(3)]]), totals, NOW)!;
+    expect(end.run.state).toBe('COMPLETED');
+    expect(end.transitions.map((t) => t.type)).toEqual(['step.completed', 'run.completed']);
+    expect(advanceRun(end.run, new Map(), totals, NOW)).toBeUndefined();
+  });
+
+  it('fails a step on a failed item, starts nothing below it, fails the run once the rest has run', () => {
+    let run = advanceRun(newRun(DIAMOND, 'r1', 'manual', NOW), new Map(), totals, NOW)!.run;
+    run = advanceRun(run, new Map([['a', ok(3)]]), totals, NOW)!.run;
+    const bad = ok(3);
+    bad.set(1, { ok: false, instanceId: 'x', at: '', attempt: 1 });
+    run = advanceRun(run, new Map([['b', bad]]), totals, NOW)!.run;
+    expect(run.steps.b).toMatchObject({ state: 'FAILED', failedItems: [1] });
+    expect(run.state).toBe('RUNNING'); // c still runs
+    const end = advanceRun(run, new Map([['c', ok(3)]]), totals, NOW)!;
+    expect(end.run.state).toBe('FAILED');
+    expect(end.run.steps.d!.state).toBe('PENDING');
+    expect(end.transitions.at(-1)).toEqual({ type: 'run.failed', failedSteps: ['b'] });
+
+    // Re-run of the failed items: PENDING with them, RUNNING again once the coordinator moves it.
+    const again = rerunStep(end.run, 'b', 'failed');
+    if (typeof again === 'string') throw new Error(again);
+    expect(again.clearItems).toEqual([1]);
+    const restarted = advanceRun(again.run, new Map(), totals, NOW)!;
+    expect(restarted.transitions).toEqual([{ type: 'step.started', step: 'b', items: [1], attempt: 2 }]);
+    expect(rerunStep(restarted.run, 'c', 'all')).toMatch(/step 'c' of run r1 is COMPLETED, not FAILED/);
+    expect(rerunStep(restarted.run, 'zz', 'all')).toMatch(/'zz' is not a step/);
+    const cancelled = cancelRun(restarted.run, NOW) as WorkflowRun;
+    expect(cancelled.state).toBe('CANCELLED');
+    expect(cancelRun(cancelled, NOW)).toMatch(/has ended \(CANCELLED\)/);
+    expect(rerunStep(cancelled, 'b', 'all')).toMatch(/CANCELLED: trigger a new run/);
+  });
+});
+
+/**
+ * The coordinator and the recorders on the in-memory ZooKeeper: two instances, each running every job's items it is
+ * triggered for (a stand-in for the jobs: the triggers and reruns are consumed and the items' events handed to the
+ * recorder, as the event bus would).
+ */
+describe('WorkflowCoordinator on the in-memory registry', () => {
+  let zk: FakeZookeeper;
+  const clients: FakeRegistryCenter[] = [];
+  const coordinators: WorkflowCoordinator[] = [];
+
+  afterEach(async () => {
+    for (const coordinator of coordinators.splice(0)) await coordinator.close();
+    for (const client of clients.splice(0)) await client.close();
+  });
+
+  interface Instance {
+    id: string;
+    client: FakeRegistryCenter;
+    recorder: WorkflowRecorder;
+    coordinator: WorkflowCoordinator;
+  }
+
+  /** Starts per job: triggers consumed, by job. Item runs, by `job:item`. */
+  const starts = new Map<string, number>();
+  const itemRuns = new Map<string, number>();
+  let failing = new Set<string>();
+  let sequence = 0;
+
+  async function setUp(): Promise<Instance[]> {
+    zk = new FakeZookeeper();
+    starts.clear();
+    itemRuns.clear();
+    failing = new Set();
+    const admin = await zk.connect('ns');
+    clients.push(admin);
+    const ids = IDS;
+    for (const job of Object.keys(DIAMOND.steps)) {
+      const paths = new JobNodePath(job);
+      await admin.persist(paths.config, Buffer.from(`jobName: ${job}\nshardingTotalCount: ${TOTAL}\n`));
+      await admin.ensurePath(paths.triggers);
+      await admin.ensurePath(paths.instances);
+      // Items 0 and 1 are the first instance's, item 2 the second's.
+      for (let item = 0; item < TOTAL; item++)
+        await admin.persist(paths.shardingInstance(item), Buffer.from(OWNER[item]!));
+    }
+    const instances: Instance[] = [];
+    for (const id of ids) {
+      const client = await zk.connect('ns');
+      clients.push(client);
+      for (const job of Object.keys(DIAMOND.steps))
+        await client.create(new JobNodePath(job).instance(id), Buffer.alloc(0), 'EPHEMERAL');
+      const recorder = new WorkflowRecorder(
+        client,
+        new Map(Object.keys(DIAMOND.steps).map((s) => [s, DIAMOND.name])),
+        id,
+      );
+      const coordinator = new WorkflowCoordinator(client, DIAMOND, id);
+      coordinators.push(coordinator);
+      await coordinator.start();
+      instances.push({ id, client, recorder, coordinator });
+    }
+    return instances;
+  }
+
+  /** Each instance consumes its triggers and reruns and runs the items it owns, until nothing is left to do. */
+  async function work(instances: Instance[]): Promise<void> {
+    for (let round = 0; round < 50; round++) {
+      await zk.idle();
+      let did = false;
+      for (const instance of instances) {
+        if (!instance.client.isConnected()) continue;
+        for (const job of Object.keys(DIAMOND.steps)) {
+          const paths = new JobNodePath(job);
+          const owned = [...Array(TOTAL).keys()].filter((item) => OWNER[item] === instance.id);
+          let items: number[] = [];
+          if (await instance.client.exists(paths.trigger(instance.id))) {
+            await instance.client.remove(paths.trigger(instance.id));
+            starts.set(job, (starts.get(job) ?? 0) + 1);
+            items = owned;
+          }
+          const rerun = await instance.client.getData(paths.rerun(instance.id));
+          if (rerun) {
+            await instance.client.remove(paths.rerun(instance.id));
+            items = rerun.data.toString().split(',').map(Number);
+          }
+          for (const item of items) {
+            did = true;
+            await runItem(instance, job, item);
+          }
+        }
+      }
+      if (!did) {
+        await zk.idle();
+        return;
+      }
+    }
+  }
+
+  async function runItem(instance: Instance, job: string, item: number): Promise<void> {
+    const key = `${job}:${item}`;
+    itemRuns.set(key, (itemRuns.get(key) ?? 0) + 1);
+    const id = `e${++sequence}`;
+    const base = { id, jobName: job, instanceId: instance.id, at: NOW, shardingItem: item, startTime: NOW };
+    await instance.recorder.onEvent({ ...base, type: 'item.started' } as ElasticJobEvent);
+    const success = !failing.has(key);
+    await instance.recorder.onEvent({
+      ...base,
+      type: 'item.completed',
+      completeTime: NOW,
+      success,
+      ...(success ? {} : { failureCause: 'boom' }),
+    } as ElasticJobEvent);
+  }
+
+  async function runOf(client: FakeRegistryCenter, runId: string): Promise<WorkflowRun> {
+    return (await new WorkflowStore(client, DIAMOND.name).readRun(runId))!.run;
+  }
+
+  it('runs a diamond: every step started once, every item once, the run COMPLETED', async () => {
+    const instances = await setUp();
+    expect(instances.filter((instance) => instance.coordinator.isLeader)).toHaveLength(1);
+    const store = new WorkflowStore(clients[0]!, DIAMOND.name);
+    await store.createRun(DIAMOND, 'r1', 'manual', NOW);
+    await expect(store.createRun(DIAMOND, 'r2', 'manual', NOW)).rejects.toThrow(/run r1 under way: one run at a time/);
+    await work(instances);
+    const run = await runOf(clients[0]!, 'r1');
+    expect(run.state).toBe('COMPLETED');
+    // Each step's triggers: one per instance, once.
+    expect(Object.fromEntries(starts)).toEqual({ a: 2, b: 2, c: 2, d: 2 });
+    expect([...itemRuns.values()].every((n) => n === 1)).toBe(true);
+    expect(itemRuns.size).toBe(4 * TOTAL);
+    expect(await store.readActive()).toBeUndefined();
+  });
+
+  it('fails the run on a failed item of b, d never starts; re-running b failed items completes it', async () => {
+    const instances = await setUp();
+    failing = new Set(['b:2']);
+    const store = new WorkflowStore(clients[0]!, DIAMOND.name);
+    await store.createRun(DIAMOND, 'r1', 'manual', NOW);
+    await work(instances);
+    let run = await runOf(clients[0]!, 'r1');
+    expect(run.state).toBe('FAILED');
+    expect(run.steps.b).toMatchObject({ state: 'FAILED', failedItems: [2] });
+    expect(run.steps.d!.state).toBe('PENDING');
+    expect(starts.has('d')).toBe(false);
+    expect(await store.readActive()).toBeUndefined();
+
+    failing.clear();
+    const stored = (await store.readRun('r1'))!;
+    const again = rerunStep(stored.run, 'b', 'failed');
+    if (typeof again === 'string') throw new Error(again);
+    await store.writeRun(stored, again.run, await store.clearOps('r1', 'b', again.clearItems));
+    await work(instances);
+    run = await runOf(clients[0]!, 'r1');
+    expect(run.state).toBe('COMPLETED');
+    expect(run.steps.b!.attempts).toBe(2);
+    expect(itemRuns.get('b:2')).toBe(2); // its failed run and its re-run
+    expect(itemRuns.get('b:0')).toBe(1); // not run again
+    expect(itemRuns.get('d:0')).toBe(1);
+  });
+
+  it('carries a run on when the coordinator session expires mid-run: no step twice, none skipped', async () => {
+    const instances = await setUp();
+    const leader = instances.find((instance) => instance.coordinator.isLeader)!;
+    const other = instances.find((instance) => instance !== leader)!;
+    const store = new WorkflowStore(clients[0]!, DIAMOND.name);
+    await store.createRun(DIAMOND, 'r1', 'manual', NOW);
+    await zk.idle();
+    expect((await runOf(clients[0]!, 'r1')).steps.a!.state).toBe('RUNNING');
+    // The leader's session ends before anything ran; its node goes, the other instance takes over.
+    await leader.client.expire({ reconnect: false });
+    await zk.idle();
+    expect(other.coordinator.isLeader).toBe(true);
+    // The expired instance's trigger of a is still there (persistent): the other instance runs its own.
+    await work([other]);
+    // Now the first one comes back on a new session and runs its items.
+    await leader.client.reconnect();
+    await zk.idle();
+    for (const job of Object.keys(DIAMOND.steps))
+      await leader.client
+        .create(new JobNodePath(job).instance(leader.id), Buffer.alloc(0), 'EPHEMERAL')
+        .catch(() => undefined);
+    await work(instances);
+    const run = await runOf(clients[0]!, 'r1');
+    expect(run.state).toBe('COMPLETED');
+    expect(Object.fromEntries(starts)).toEqual({ a: 2, b: 2, c: 2, d: 2 });
+    expect([...itemRuns.values()].every((n) => n === 1)).toBe(true);
+    expect(itemRuns.size).toBe(4 * TOTAL);
+  });
+
+  it('lets one of two movers of a run win: a step is started by one write only', async () => {
+    const instances = await setUp();
+    for (const instance of instances) await instance.coordinator.close(); // the test moves the run itself
+    const [one, two] = [new WorkflowStore(clients[1]!, DIAMOND.name), new WorkflowStore(clients[2]!, DIAMOND.name)];
+    await one.createRun(DIAMOND, 'r1', 'manual', NOW);
+    const totals = new Map([['a', TOTAL]]);
+    // Both read the same version and compute the same move (two coordinators, one of them stale).
+    const [first, second] = [(await one.readRun('r1'))!, (await two.readRun('r1'))!];
+    const moves = [first, second].map((stored) => advanceRun(stored.run, new Map(), totals, NOW)!);
+    await one.writeRun(first, moves[0]!.run, await one.startOps('r1', 'a', [0, 1, 2], TOTAL));
+    await work(instances); // its triggers consumed, a's items run
+    // The stale one writes late: refused on the version, so nothing is triggered again.
+    const late = await two.startOps('r1', 'a', [0, 1, 2], TOTAL);
+    await expect(two.writeRun(second, moves[1]!.run, late)).rejects.toMatchObject({ code: 'BAD_VERSION' });
+    await work(instances);
+    expect(starts.get('a')).toBe(2); // one trigger per instance: one start
+  });
+
+  it('records no item of a step fired outside a run, nor of a cancelled run', async () => {
+    const instances = await setUp();
+    const store = new WorkflowStore(clients[0]!, DIAMOND.name);
+    // A trigger of a step's job by hand, no run under way: its items are no run's.
+    await clients[0]!.create(new JobNodePath('b').trigger(IDS[0]!), Buffer.alloc(0), 'PERSISTENT');
+    await work(instances);
+    expect(itemRuns.get('b:0')).toBe(1);
+    expect(zk.paths('/ns/.workflows/nightly/runs')).toEqual(['/ns/.workflows/nightly/runs']);
+    // A run cancelled while a is triggered: a's items run but are not recorded, and nothing more starts.
+    await store.createRun(DIAMOND, 'r1', 'manual', NOW);
+    await zk.idle();
+    const stored = (await store.readRun('r1'))!;
+    await store.writeRun(stored, cancelRun(stored.run, NOW) as WorkflowRun, [], await store.readActive());
+    await work(instances);
+    expect(itemRuns.get('a:0')).toBe(1);
+    expect(zk.paths('/ns/.workflows/nightly/runs/r1/a')).toEqual(['/ns/.workflows/nightly/runs/r1/a']);
+    expect((await runOf(clients[0]!, 'r1')).state).toBe('CANCELLED');
+    expect(starts.get('b')).toBe(1); // the trigger by hand only
+  });
+
+  it('starts a step whose job has no instance online once one comes, not before', async () => {
+    const instances = await setUp();
+    // b's job has no instance online (as if every instance running it had left).
+    for (const instance of instances) await instance.client.remove(new JobNodePath('b').instance(instance.id));
+    const store = new WorkflowStore(clients[0]!, DIAMOND.name);
+    await store.createRun(DIAMOND, 'r1', 'manual', NOW);
+    await work(instances);
+    let run = await runOf(clients[0]!, 'r1');
+    expect([run.steps.a!.state, run.steps.b!.state, run.steps.c!.state]).toEqual(['COMPLETED', 'PENDING', 'COMPLETED']);
+    expect(starts.has('b')).toBe(false);
+    // One comes online: the coordinator hears it and starts b, and the run goes on.
+    for (const instance of instances)
+      await instance.client.create(new JobNodePath('b').instance(instance.id), Buffer.alloc(0), 'EPHEMERAL');
+    await work(instances);
+    run = await runOf(clients[0]!, 'r1');
+    expect(run.state).toBe('COMPLETED');
+    expect(Object.fromEntries(starts)).toEqual({ a: 2, b: 2, c: 2, d: 2 });
+  });
+
+  it('keeps the last keepRuns runs', async () => {
+    const instances = await setUp();
+    const store = new WorkflowStore(clients[0]!, DIAMOND.name);
+    for (const id of ['r1', 'r2', 'r3']) {
+      await store.createRun(DIAMOND, id, 'manual', NOW);
+      await work(instances);
+      expect((await runOf(clients[0]!, id)).state).toBe('COMPLETED');
+    }
+    expect(await store.runIds()).toEqual(['r2', 'r3']);
+  });
+});
