@@ -20,6 +20,7 @@ import { transportWait } from './benches/transport.bench.js';
 import { consoleAtSize } from './benches/console.bench.js';
 import { bullmqBurst } from './benches/bullmq.bench.js';
 import { burstAtInstant } from './benches/burst.bench.js';
+import { itemLogsInBurst, LINES_PER_ITEM, policiesSetUnused } from './benches/item-policies.bench.js';
 import { type Figure, quick, ROUNDS, round, startZookeeper, stopZookeeper } from './support/bench-support.js';
 
 async function main(): Promise<void> {
@@ -80,6 +81,9 @@ async function main(): Promise<void> {
     const clusterFloor = await step('scale.8x1', () => scaleCluster(8, 1));
     const items1k = await step('items.1000', () => manyItems(1000));
     const items10k = await step(`items.${MAX_SHARDING_TOTAL_COUNT}`, () => manyItems(MAX_SHARDING_TOTAL_COUNT));
+    // Issue 41: the item policies set but unused, and item logs in the burst, each beside none in the same run.
+    const policies = await step('policies.unused', () => policiesSetUnused());
+    const itemLogs = await step('itemLogs.burst', () => itemLogsInBurst());
     const f = (x: Figure | undefined): string => (x ? `${x.median} ${x.unit} (${x.min}..${x.max})` : 'skipped');
     const rows: Array<[string, string, string, string]> = [
       [
@@ -259,6 +263,27 @@ async function main(): Promise<void> {
         x ? `sharded ${f(x.shardedMs)} after start; RSS ${f(x.rssMb)}` : '',
         n === String(MAX_SHARDING_TOTAL_COUNT) ? 'the maximum: works' : '',
       ]),
+      [
+        '100 jobs × 1 item every second, item policies set but unused: lateness',
+        policies ? `p99 ${f(policies.policies.latenessP99)}, p50 ${f(policies.policies.latenessP50)}` : 'skipped',
+        policies
+          ? `none, same run: p99 ${f(policies.none.latenessP99)}, p50 ${f(policies.none.latenessP50)}; ` +
+            `writes/firing ${f(policies.policies.writes)} vs ${f(policies.none.writes)}, ` +
+            `reads ${f(policies.policies.reads)} vs ${f(policies.none.reads)}`
+          : '',
+        'as without them',
+      ],
+      [
+        `burst: 1000 jobs × 2 items every 10 s, ${LINES_PER_ITEM} log lines per item: item starts late by`,
+        itemLogs
+          ? `p99 ${f(itemLogs.logs.p99)}, p50 ${f(itemLogs.logs.p50)} (${itemLogs.logs.samples} starts)`
+          : 'skipped',
+        itemLogs
+          ? `no lines, same run: p99 ${f(itemLogs.none.p99)}, p50 ${f(itemLogs.none.p50)} (${itemLogs.none.samples} starts); ` +
+            `p99 ratio ${round(itemLogs.logs.p99.median / Math.max(1, itemLogs.none.p99.median))}×`
+          : '',
+        'p99 within 10% of no lines',
+      ],
     ];
     const widths = [0, 1, 2, 3].map((i) => Math.max(...rows.map((r) => r[i]!.length), 8));
     const line = (cells: string[]): string => `| ${cells.map((c, i) => c.padEnd(widths[i]!)).join(' | ')} |`;
