@@ -384,7 +384,11 @@ describe('the executor state machine (JobScheduler on the fake registry, fake ti
     executorOf(a).trigger();
     for (let i = 0; i < 3; i++) await settle(a);
     expect(a.zk.get('/ns/job/leader/sharding/necessary')).toBeDefined();
-    expect(a.zk.get('/ns/job/sharding/0/instance')).toBeUndefined();
+    // Still the sharding done at start-up, over `a` alone (issue 43: the leader shards once registered).
+    expect([0, 1].map((item) => a.zk.get(`/ns/job/sharding/${item}/instance`)?.data)).toEqual([
+      '10.0.0.1@-@1',
+      '10.0.0.1@-@1',
+    ]);
     // The next firing reads it, and shards over both.
     executorOf(a).trigger();
     for (let i = 0; i < 3; i++) await settle(a);

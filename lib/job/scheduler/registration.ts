@@ -133,10 +133,14 @@ export class JobRegistration {
 
   /** Registered: the firing loop and the services that run beside it start. */
   private startFiring(): void {
-    const { ctx, config, trigger, reconcile, coordinationEvents, executor } = this.services;
+    const { ctx, config, trigger, reconcile, coordinationEvents, executor, sharding } = this.services;
     const { cron, timeZone } = config.load();
     trigger.reschedule(cron, timeZone);
     trigger.start();
+    // The leader shards now, not at the first firing (ShardingService.shardEarly).
+    void sharding
+      .shardEarly(config.load())
+      .catch((error: unknown) => ctx.logger.warn(`early sharding failed (the next firing shards): ${String(error)}`));
     reconcile.start();
     coordinationEvents.start();
     void executor
