@@ -207,14 +207,16 @@ async function main(): Promise<void> {
           ? `p99 ${burst.p99} ms, p50 ${burst.p50} ms, max ${burst.max} ms (${burst.samples} starts, ${burst.bursts} bursts)`
           : 'skipped',
         burst
-          ? `first burst after the sharding one: p99 ${burst.firstP99} ms; 1 job alone, same run: p99 ${burst.oneJobP99} ms; ` +
+          ? `first burst after start-up: p99 ${burst.startupP99} ms, the next: p99 ${burst.firstP99} ms; 1 job alone, same run: p99 ${burst.oneJobP99} ms; ` +
             `ready ${burst.readyMs} ms after start; RSS ${burst.rssMb} MB; event loop delay p99 ${burst.eldP99} ms, max ${burst.eldMax} ms`
           : '',
         'p99 < 100 ms, within 100 ms of 1 job; ahead of BullMQ',
       ],
       [
         'BullMQ: 2000 schedulers every 10 s, 1 worker × 100',
-        bull ? `p99 ${bull.p99} ms, p50 ${bull.p50} ms (${bull.samples} starts)` : 'skipped',
+        bull
+          ? `p99 ${bull.p99} ms, p50 ${bull.p50} ms (${bull.samples} starts, ${bull.missing} never came)`
+          : 'skipped',
         bull
           ? `ready ${bull.readyMs} ms after start; RSS ${bull.rssMb} MB; local Redis, process of its own`
           : String((results['bullmq.2000'] as { failed?: string } | undefined)?.failed ?? ''),
@@ -294,6 +296,12 @@ function burstSideBySide(
       ms(bare?.firstP99),
     ],
     ['steady firings, p99', ms(ours?.p99), ms(nest?.p99), ms(bare?.p99)],
+    [
+      '  steady starts that never came',
+      ours ? String(Math.max(0, ours.bursts * 2000 - ours.samples)) : '-',
+      String(nest?.missing ?? '-'),
+      String(bare?.missing ?? '-'),
+    ],
     ['start to ready', ms(ours?.readyMs), ms(nest?.readyMs), ms(bare?.readyMs)],
     [
       'RSS after the bursts',

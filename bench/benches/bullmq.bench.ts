@@ -22,6 +22,8 @@ export async function bullmqBurst(
   p50: number;
   p99: number;
   samples: number;
+  /** Starts of the steady instants that never came (instants the worker skipped). */
+  missing: number;
   readyMs: number;
   rssMb: number;
 }> {
@@ -57,8 +59,9 @@ export async function bullmqBurst(
       await sleep(1000);
       samples = collect(due);
     }
-    if (samples.length < tasks * periods)
-      throw new Error(`${samples.length} of ${tasks * periods} starts, ${7 * PERIOD_MS} ms after the last instant`);
+    // A worker behind its schedule skips instants (a scheduler's next job is made when its last one is taken): the
+    // starts that never came are told beside the figures, which a failure would hide.
+    const missing = tasks * periods - samples.length;
     const askedAt = app.lines.length;
     app.send('rss');
     const rss = (JSON.parse((await app.waitForLine(/"event":"rss"/, 10_000, askedAt)).slice(4)) as { rss: number }).rss;
@@ -68,6 +71,7 @@ export async function bullmqBurst(
       p50: percentile(samples, 50),
       p99: percentile(samples, 99),
       samples: samples.length,
+      missing,
       readyMs: ready.sinceStartMs,
       rssMb: round(rss / 2 ** 20),
     };
