@@ -20,7 +20,7 @@ afterEach(async () => {
 const LONG_NAME = 'a-job-whose-name-is-long-so-that-every-path-below-it-is-long-too'.repeat(3);
 const ITEMS = 5000;
 /** How many times each item ran. */
-const runsOf = new Array<number>(ITEMS).fill(0);
+const runsOf: number[] = Array.from({ length: ITEMS }, () => 0);
 /** Who `sharding/{i}/running` named while the first and last items ran. */
 const markers: Array<string | undefined> = [];
 let watcher: ZookeeperRegistryCenter | undefined;

@@ -133,7 +133,7 @@ describe('multi requests within the request limit', () => {
   it.each([
     ['all at once', 5000],
     ['a few at a time', 8],
-  ])('mapBounded (%s) lets the event loop turn while thousands of tasks that never wait run', async (_, limit) => {
+  ])('mapBounded (%s) lets the event loop turn while thousands of tasks that never wait run', async (_mode, limit) => {
     let done = 0;
     const doneAtEachTurn: number[] = [];
     // Stands for what the loop does between turns (the socket's data, timers, our pings): once a turn.
