@@ -2,6 +2,7 @@ import { Logger } from '@nestjs/common';
 import { afterEach, beforeAll, describe, expect, it } from 'vitest';
 import { resolveJobConfiguration } from '../../lib/job/config/job-configuration.validator.js';
 import { JobScheduler } from '../../lib/job/scheduler/job-scheduler.js';
+import type { ShardingService } from '../../lib/job/sharding/sharding.service.js';
 import type { TransactionOp } from '../../lib/registry/registry.types.js';
 import { FakeZookeeper, type FakeRegistryCenter } from '../support/fake-registry.js';
 
@@ -174,6 +175,28 @@ describe('registration on the in-memory registry', () => {
     for (let turn = 0; turn < 20; turn++) await zk.idle();
     expect(job.status().registered).toBe(false);
     expect(leaderSeen).toEqual([]);
+  });
+
+  it('shards once registered, and a firing that comes meanwhile waits for that sharding instead of sharding too', async () => {
+    const zk = new FakeZookeeper();
+    const registry = await zk.connect('ns');
+    const assignments = transactionsSent(registry, (op) =>
+      op.op === 'create' && op.path.endsWith('/instance') && op.path.startsWith('/job/sharding/') ? op.path : undefined,
+    );
+    const job = scheduler(registry);
+    await job.register();
+    await zk.idle();
+    // Sharded at registration (issue 43), with no firing.
+    expect(zk.get('/ns/job/leader/sharding/necessary')).toBeUndefined();
+    expect(job.status().shardingItems).toEqual([0, 1]);
+    // Flagged again; an early sharding and a firing's then ask together: one shards, the other waits and finds
+    // the flag gone.
+    await registry.create('/job/leader/sharding/necessary', Buffer.from(''));
+    await zk.idle();
+    const sharding = (job as unknown as { services: { sharding: ShardingService } }).services.sharding;
+    const config = resolveJobConfiguration({ jobName: 'job', cron: '0 0 0 1 1 *', shardingTotalCount: 2 });
+    await Promise.all([sharding.shardEarly(config), sharding.shardingIfNecessary(config)]);
+    expect(assignments.filter((paths) => paths.length > 0)).toHaveLength(2);
   });
 
   it('joins a job that has a leader without entering its election latch', async () => {
