@@ -74,6 +74,8 @@ async function main(): Promise<void> {
     const burst = await step('burst.1000', () => burstAtInstant(1000));
     // The same kind of burst on BullMQ (a Redis of its own), to put beside ours.
     const bull = await step('bullmq.2000', () => bullmqBurst(2000));
+    // Issue 43: the same inside a Nest application context (@nestjs/bullmq), as a Nest team's worker runs it.
+    const bullNest = await step('bullmq.nest.2000', () => bullmqBurst(2000, { nest: true }));
     const cluster2 = await step('scale.2x100', () => scaleCluster(2, 100));
     const cluster4 = await step('scale.4x100', () => scaleCluster(4, 100));
     const cluster = await step('scale.8x100', () => scaleCluster(8, 100));
@@ -209,14 +211,16 @@ async function main(): Promise<void> {
           ? `p99 ${burst.p99} ms, p50 ${burst.p50} ms, max ${burst.max} ms (${burst.samples} starts, ${burst.bursts} bursts)`
           : 'skipped',
         burst
-          ? `first burst after the sharding one: p99 ${burst.firstP99} ms; 1 job alone, same run: p99 ${burst.oneJobP99} ms; ` +
+          ? `first burst after start-up: p99 ${burst.startupP99} ms, the next: p99 ${burst.firstP99} ms; 1 job alone, same run: p99 ${burst.oneJobP99} ms; ` +
             `ready ${burst.readyMs} ms after start; RSS ${burst.rssMb} MB; event loop delay p99 ${burst.eldP99} ms, max ${burst.eldMax} ms`
           : '',
         'p99 < 100 ms, within 100 ms of 1 job; ahead of BullMQ',
       ],
       [
         'BullMQ: 2000 schedulers every 10 s, 1 worker × 100',
-        bull ? `p99 ${bull.p99} ms, p50 ${bull.p50} ms (${bull.samples} starts)` : 'skipped',
+        bull
+          ? `p99 ${bull.p99} ms, p50 ${bull.p50} ms (${bull.samples} starts, ${bull.missing} never came)`
+          : 'skipped',
         bull
           ? `ready ${bull.readyMs} ms after start; RSS ${bull.rssMb} MB; local Redis, process of its own`
           : String((results['bullmq.2000'] as { failed?: string } | undefined)?.failed ?? ''),
@@ -290,6 +294,7 @@ async function main(): Promise<void> {
     process.stdout.write(
       `\n${line(['measure', 'nestjs-elastic-job', 'anchor / detail', 'target'])}\n${line(widths.map((w) => '-'.repeat(w)))}\n${rows.map(line).join('\n')}\n`,
     );
+    process.stdout.write(burstSideBySide(burst, bullNest, bull));
     process.stdout.write(`\nmachine: ${JSON.stringify(results.machine)}\n`);
     mkdirSync('bench/results', { recursive: true });
     writeFileSync('bench/results/latest.json', `${JSON.stringify(results, null, 2)}\n`);
@@ -297,6 +302,44 @@ async function main(): Promise<void> {
   } finally {
     await stopZookeeper();
   }
+}
+
+/** Issue 43's table: each row of the burst, ours beside BullMQ in Nest and BullMQ alone, from this run. */
+function burstSideBySide(
+  ours: Awaited<ReturnType<typeof burstAtInstant>> | undefined,
+  nest: Awaited<ReturnType<typeof bullmqBurst>> | undefined,
+  bare: Awaited<ReturnType<typeof bullmqBurst>> | undefined,
+): string {
+  if (!ours && !nest && !bare) return '';
+  const ms = (value: number | undefined): string => (value === undefined ? '-' : `${value} ms`);
+  const rows: string[][] = [
+    ['', 'nestjs-elastic-job', 'BullMQ in Nest', 'BullMQ alone'],
+    [
+      'first firing after start-up, item-start lateness p99',
+      ms(ours?.startupP99),
+      ms(nest?.firstP99),
+      ms(bare?.firstP99),
+    ],
+    ['steady firings, p99', ms(ours?.p99), ms(nest?.p99), ms(bare?.p99)],
+    [
+      '  steady starts that never came',
+      ours ? String(Math.max(0, ours.bursts * 2000 - ours.samples)) : '-',
+      String(nest?.missing ?? '-'),
+      String(bare?.missing ?? '-'),
+    ],
+    ['start to ready', ms(ours?.readyMs), ms(nest?.readyMs), ms(bare?.readyMs)],
+    [
+      'RSS after the bursts',
+      ...[ours?.rssMb, nest?.rssMb, bare?.rssMb].map((mb) => (mb === undefined ? '-' : `${mb} MB`)),
+    ],
+  ];
+  const widths = [0, 1, 2, 3].map((i) => Math.max(...rows.map((r) => r[i]!.length), 3));
+  const line = (cells: string[]): string => `| ${cells.map((c, i) => c.padEnd(widths[i]!)).join(' | ')} |`;
+  const [head, ...body] = rows;
+  return (
+    `\nburst, 1000 jobs × 2 items against 2000 BullMQ schedulers (1 worker × 100), same run:\n` +
+    `${line(head!)}\n${line(widths.map((w) => '-'.repeat(w)))}\n${body.map(line).join('\n')}\n`
+  );
 }
 
 main().catch((error: unknown) => {
