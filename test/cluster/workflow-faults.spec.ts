@@ -16,6 +16,12 @@ const IPS = ['127.0.0.2', '127.0.0.3', '127.0.0.4'];
 const STEPS = ['a', 'b', 'c', 'd'];
 const TOTAL = 3;
 const SESSION_TIMEOUT_MS = 4000;
+/**
+ * Each wait below has its own bound (processes ready, c running, the session lost, a new coordinator, the run
+ * ended); the test's own bound is their sum, not vitest's 90 s: in a full run on two cores the session-expiry test
+ * once took 94 s where it takes 15-21 s alone, every wait met, and was cut off by the default.
+ */
+const TEST_TIMEOUT_MS = 300_000;
 const processes: LineProcess[] = [];
 const closers: Array<() => Promise<unknown>> = [];
 
@@ -120,87 +126,99 @@ async function cRunning(cluster: LineProcess[]): Promise<void> {
 }
 
 describe('a workflow on three processes', () => {
-  it('SIGKILL of the coordinator while c runs: the next leader carries the run on, no step twice', async () => {
-    const { cluster, operator, leaderIndex } = await setUp(IPS.map(() => zkConnect()));
-    const runId = await operator.triggerWorkflow('nightly');
-    await cRunning(cluster);
-    const victim = await leaderIndex();
-    expect(victim).toBeGreaterThanOrEqual(0);
-    cluster[victim]!.kill('SIGKILL');
-    // Its session ends by timeout: another instance then holds the leader node.
-    await eventually(leaderIndex, (index) => index >= 0 && index !== victim, 30_000, 'a new coordinator');
+  it(
+    'SIGKILL of the coordinator while c runs: the next leader carries the run on, no step twice',
+    async () => {
+      const { cluster, operator, leaderIndex } = await setUp(IPS.map(() => zkConnect()));
+      const runId = await operator.triggerWorkflow('nightly');
+      await cRunning(cluster);
+      const victim = await leaderIndex();
+      expect(victim).toBeGreaterThanOrEqual(0);
+      cluster[victim]!.kill('SIGKILL');
+      // Its session ends by timeout: another instance then holds the leader node.
+      await eventually(leaderIndex, (index) => index >= 0 && index !== victim, 30_000, 'a new coordinator');
 
-    const run = await runEnded(operator, runId);
-    expect(run.state).toBe('COMPLETED');
-    for (const step of STEPS) expect(run.steps[step], step).toMatchObject({ state: 'COMPLETED', attempts: 1 });
-    // From the items' own records: every item of every step ran to its end exactly once (c's items on the killed
-    // process never ended there: failover ran them on a survivor).
-    for (const step of STEPS) expect(ends(cluster, step), step).toEqual([1, 1, 1]);
-    // d started only after c's last item ended (one machine, one clock).
-    const all = events(cluster);
-    const lastC = Math.max(...all.filter((e) => e.job === 'c' && e.event === 'run').map((e) => e.end!));
-    const firstD = Math.min(...all.filter((e) => e.job === 'd' && e.event === 'start').map((e) => e.start!));
-    expect(firstD).toBeGreaterThanOrEqual(lastC);
-    expect(cluster.every((instance, index) => index === victim || instance.child.exitCode === null)).toBe(true);
-  });
+      const run = await runEnded(operator, runId);
+      expect(run.state).toBe('COMPLETED');
+      for (const step of STEPS) expect(run.steps[step], step).toMatchObject({ state: 'COMPLETED', attempts: 1 });
+      // From the items' own records: every item of every step ran to its end exactly once (c's items on the killed
+      // process never ended there: failover ran them on a survivor).
+      for (const step of STEPS) expect(ends(cluster, step), step).toEqual([1, 1, 1]);
+      // d started only after c's last item ended (one machine, one clock).
+      const all = events(cluster);
+      const lastC = Math.max(...all.filter((e) => e.job === 'c' && e.event === 'run').map((e) => e.end!));
+      const firstD = Math.min(...all.filter((e) => e.job === 'd' && e.event === 'start').map((e) => e.start!));
+      expect(firstD).toBeGreaterThanOrEqual(lastC);
+      expect(cluster.every((instance, index) => index === victim || instance.child.exitCode === null)).toBe(true);
+    },
+    TEST_TIMEOUT_MS,
+  );
 
-  it('session expiry of the coordinator while c runs: the run completes, no step twice', async () => {
-    const proxies = await Promise.all(IPS.map(() => proxyTo()));
-    const { cluster, operator, leaderIndex } = await setUp(proxies.map((proxy) => proxy.connectString));
-    const runId = await operator.triggerWorkflow('nightly');
-    await cRunning(cluster);
-    const victim = await leaderIndex();
-    expect(victim).toBeGreaterThanOrEqual(0);
-    const victimItems = new Set(
-      events([cluster[victim]!])
-        .filter((event) => event.event === 'start' && event.job === 'c')
-        .map((event) => event.item),
-    );
-    const from = cluster[victim]!.lines.length;
-    proxies[victim]!.cut();
-    await cluster[victim]!.waitForLine((line) => /session 0x[0-9a-f]+ lost/.test(line), 30_000, from);
-    await eventually(leaderIndex, (index) => index >= 0 && index !== victim, 30_000, 'a new coordinator');
-    proxies[victim]!.restore();
+  it(
+    'session expiry of the coordinator while c runs: the run completes, no step twice',
+    async () => {
+      const proxies = await Promise.all(IPS.map(() => proxyTo()));
+      const { cluster, operator, leaderIndex } = await setUp(proxies.map((proxy) => proxy.connectString));
+      const runId = await operator.triggerWorkflow('nightly');
+      await cRunning(cluster);
+      const victim = await leaderIndex();
+      expect(victim).toBeGreaterThanOrEqual(0);
+      const victimItems = new Set(
+        events([cluster[victim]!])
+          .filter((event) => event.event === 'start' && event.job === 'c')
+          .map((event) => event.item),
+      );
+      const from = cluster[victim]!.lines.length;
+      proxies[victim]!.cut();
+      await cluster[victim]!.waitForLine((line) => /session 0x[0-9a-f]+ lost/.test(line), 30_000, from);
+      await eventually(leaderIndex, (index) => index >= 0 && index !== victim, 30_000, 'a new coordinator');
+      proxies[victim]!.restore();
 
-    const run = await runEnded(operator, runId);
-    expect(run.state).toBe('COMPLETED');
-    for (const step of STEPS) expect(run.steps[step], step).toMatchObject({ state: 'COMPLETED', attempts: 1 });
-    // Every step started once: each item ran to its end once, but c's items on the expired process, which may also
-    // have been taken over by failover while they finished there (the item's own at-least-once, not the step's).
-    for (const step of ['a', 'b', 'd']) expect(ends(cluster, step), step).toEqual([1, 1, 1]);
-    const c = ends(cluster, 'c').map((count, item) => (victimItems.has(item) ? count >= 1 : count === 1));
-    expect(
-      c,
-      `c's ends ${ends(cluster, 'c').join(',')}, expired process's items ${[...victimItems].join(',')}`,
-    ).toEqual([true, true, true]);
-    expect(cluster.every((instance) => instance.child.exitCode === null)).toBe(true);
-  });
+      const run = await runEnded(operator, runId);
+      expect(run.state).toBe('COMPLETED');
+      for (const step of STEPS) expect(run.steps[step], step).toMatchObject({ state: 'COMPLETED', attempts: 1 });
+      // Every step started once: each item ran to its end once, but c's items on the expired process, which may also
+      // have been taken over by failover while they finished there (the item's own at-least-once, not the step's).
+      for (const step of ['a', 'b', 'd']) expect(ends(cluster, step), step).toEqual([1, 1, 1]);
+      const c = ends(cluster, 'c').map((count, item) => (victimItems.has(item) ? count >= 1 : count === 1));
+      expect(
+        c,
+        `c's ends ${ends(cluster, 'c').join(',')}, expired process's items ${[...victimItems].join(',')}`,
+      ).toEqual([true, true, true]);
+      expect(cluster.every((instance) => instance.child.exitCode === null)).toBe(true);
+    },
+    TEST_TIMEOUT_MS,
+  );
 
-  it('a failed item of b stops d and fails the run; re-running b failed item completes it', async () => {
-    // Every process fails b's item 1 the first time it runs it: whichever owns it.
-    const { cluster, operator } = await setUp(
-      IPS.map(() => zkConnect()),
-      { STEP_FAIL_ONCE: 'b:1', STEP_WORK_MS: '{}' },
-    );
-    const runId = await operator.triggerWorkflow('nightly');
-    const failed = await runEnded(operator, runId);
-    expect(failed.state).toBe('FAILED');
-    expect(failed.steps.b).toMatchObject({ state: 'FAILED', failedItems: [1] });
-    expect(failed.steps.d!.state).toBe('PENDING');
-    expect(events(cluster).filter((event) => event.job === 'd')).toEqual([]);
-    expect(events(cluster).filter((event) => event.event === 'failed')).toMatchObject([{ job: 'b', item: 1 }]);
+  it(
+    'a failed item of b stops d and fails the run; re-running b failed item completes it',
+    async () => {
+      // Every process fails b's item 1 the first time it runs it: whichever owns it.
+      const { cluster, operator } = await setUp(
+        IPS.map(() => zkConnect()),
+        { STEP_FAIL_ONCE: 'b:1', STEP_WORK_MS: '{}' },
+      );
+      const runId = await operator.triggerWorkflow('nightly');
+      const failed = await runEnded(operator, runId);
+      expect(failed.state).toBe('FAILED');
+      expect(failed.steps.b).toMatchObject({ state: 'FAILED', failedItems: [1] });
+      expect(failed.steps.d!.state).toBe('PENDING');
+      expect(events(cluster).filter((event) => event.job === 'd')).toEqual([]);
+      expect(events(cluster).filter((event) => event.event === 'failed')).toMatchObject([{ job: 'b', item: 1 }]);
 
-    await operator.rerunWorkflowStep('nightly', runId, 'b');
-    const done = await runEnded(operator, runId);
-    expect(done.state).toBe('COMPLETED');
-    expect(done.steps.b!.attempts).toBe(2);
-    // From the items' own records: b's item 1 failed once and then ran to its end; every other item once.
-    for (const step of STEPS) expect(ends(cluster, step), step).toEqual([1, 1, 1]);
-    const starts = (job: string) => events(cluster).filter((event) => event.job === job && event.event === 'start');
-    expect(
-      starts('b')
-        .map((event) => event.item)
-        .sort(),
-    ).toEqual([0, 1, 1, 2]);
-  });
+      await operator.rerunWorkflowStep('nightly', runId, 'b');
+      const done = await runEnded(operator, runId);
+      expect(done.state).toBe('COMPLETED');
+      expect(done.steps.b!.attempts).toBe(2);
+      // From the items' own records: b's item 1 failed once and then ran to its end; every other item once.
+      for (const step of STEPS) expect(ends(cluster, step), step).toEqual([1, 1, 1]);
+      const starts = (job: string) => events(cluster).filter((event) => event.job === job && event.event === 'start');
+      expect(
+        starts('b')
+          .map((event) => event.item)
+          .sort(),
+      ).toEqual([0, 1, 1, 2]);
+    },
+    TEST_TIMEOUT_MS,
+  );
 });
