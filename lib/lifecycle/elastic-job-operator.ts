@@ -32,6 +32,7 @@ import { ShardingStatisticsApi } from './sharding-statistics.api.js';
 import { WorkflowOperateApi } from './workflow-operate.api.js';
 import { checkWorkflowNode } from './operator-input.js';
 import type { WorkflowRun } from '../workflow/workflow-run.js';
+import type { WorkflowOptions } from '../interfaces/workflow-options.interface.js';
 
 /** ElasticJob's six lifecycle APIs over one registry center. */
 interface Apis {
@@ -313,11 +314,20 @@ export class ElasticJobOperator {
   /**
    * Tells `listener` which jobs' nodes change, as they change (one ZooKeeper watch over the namespace, changes
    * gathered for 200 ms), `resync` after a reconnection (changes meanwhile were missed) and the connection's state.
-   * What ElasticJob's console would poll for. Stop it with the result's close().
+   * What ElasticJob's console would poll for. With `{ workflows: true }`, also which workflows' runs change
+   * (`{ kind: 'workflows', workflows }`). Stop it with the result's close().
    */
-  async watch(listener: (change: NamespaceChange) => void): Promise<{ close(): void }> {
+  async watch(
+    listener: (change: NamespaceChange) => void,
+    options: { workflows?: boolean } = {},
+  ): Promise<{ close(): void }> {
     const { registry } = await this.api();
-    return NamespaceWatch.start(registry, listener, (message) => new Logger('ElasticJob:operator').warn(message));
+    return NamespaceWatch.start(
+      registry,
+      listener,
+      (message) => new Logger('ElasticJob:operator').warn(message),
+      options,
+    );
   }
 
   // ---------------------------------------------------------------- workflows (docs/guide/workflows.md)
@@ -329,6 +339,14 @@ export class ElasticJobOperator {
   async triggerWorkflow(name: string): Promise<string> {
     checkWorkflowNode(name, 'triggerWorkflow', 'name');
     return this.run('triggerWorkflow', (apis) => apis.workflows.trigger(name));
+  }
+
+  /**
+   * The workflows of the namespace, by name: each one's definition (cron, steps and the steps they wait for) as the
+   * instances declaring it stored it when they started. What the console lists.
+   */
+  async getWorkflows(): Promise<WorkflowOptions[]> {
+    return this.run('getWorkflows', (apis) => apis.workflows.list());
   }
 
   /** The workflow's runs kept in ZooKeeper (its `keepRuns`), newest first: each one's state and each step's. */

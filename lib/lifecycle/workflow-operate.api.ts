@@ -3,6 +3,8 @@ import type { RegistryCenter } from '../registry/registry-center.js';
 import { checkWorkflowNode } from './operator-input.js';
 import { cancelRun, newRunId, rerunStep, type WorkflowRun } from '../workflow/workflow-run.js';
 import { WorkflowStore } from '../workflow/workflow-store.js';
+import { WORKFLOWS_NODE } from '../workflow/workflow-paths.js';
+import type { WorkflowOptions } from '../interfaces/workflow-options.interface.js';
 
 /** A lost race with the coordinator (it moved the run meanwhile) is read again this many times. */
 const RACES = 5;
@@ -21,6 +23,16 @@ export class WorkflowOperateApi {
     const definition = (await store.readDefinition())!;
     const run = await store.createRun(definition, newRunId(new Date()), 'manual', new Date());
     return run.id;
+  }
+
+  /**
+   * The workflows stored in the namespace (by any app's instances), by name: each one's definition as its instances
+   * wrote it at start. A child of `/.workflows` without a readable definition is left out (its store logs it).
+   */
+  async list(): Promise<WorkflowOptions[]> {
+    const names = ((await this.registry.getChildren(`/${WORKFLOWS_NODE}`)) ?? []).sort();
+    const definitions = await Promise.all(names.map((name) => new WorkflowStore(this.registry, name).readDefinition()));
+    return definitions.flatMap((definition, index) => (definition ? [{ ...definition, name: names[index]! }] : []));
   }
 
   /** The runs kept, newest first, each with its steps' states. */
