@@ -159,4 +159,6 @@ pre { white-space: pre-wrap; font-size: .8rem; }
 .dag .step:focus-visible rect, .dag .step:hover rect { stroke-width: 3; }
 .badge-completed { color: var(--ok); }
 .badge-cancelled { color: var(--muted); }
+.badge-failed { color: var(--bad); }
+.run-step { white-space: nowrap; }
 `;
