@@ -20,6 +20,7 @@ import { transportWait } from './benches/transport.bench.js';
 import { consoleAtSize } from './benches/console.bench.js';
 import { bullmqBurst } from './benches/bullmq.bench.js';
 import { burstAtInstant } from './benches/burst.bench.js';
+import { workflowHandover } from './benches/workflow.bench.js';
 import { type Figure, quick, ROUNDS, round, startZookeeper, stopZookeeper } from './support/bench-support.js';
 
 async function main(): Promise<void> {
@@ -80,6 +81,7 @@ async function main(): Promise<void> {
     const clusterFloor = await step('scale.8x1', () => scaleCluster(8, 1));
     const items1k = await step('items.1000', () => manyItems(1000));
     const items10k = await step(`items.${MAX_SHARDING_TOTAL_COUNT}`, () => manyItems(MAX_SHARDING_TOTAL_COUNT));
+    const workflow = await step('workflow.handover', () => workflowHandover());
     const f = (x: Figure | undefined): string => (x ? `${x.median} ${x.unit} (${x.min}..${x.max})` : 'skipped');
     const rows: Array<[string, string, string, string]> = [
       [
@@ -259,6 +261,15 @@ async function main(): Promise<void> {
         x ? `sharded ${f(x.shardedMs)} after start; RSS ${f(x.rssMb)}` : '',
         n === String(MAX_SHARDING_TOTAL_COUNT) ? 'the maximum: works' : '',
       ]),
+      [
+        "workflow: a parent's last item → its child's first item",
+        workflow ? `p50 ${workflow.handoverP50} ms, p99 ${workflow.handoverP99} ms (${workflow.runs} runs)` : 'skipped',
+        workflow
+          ? `a firing's instant → its item, same processes: p50 ${workflow.firingP50} ms, p99 ${workflow.firingP99} ms; ` +
+            `trigger → first item ${f(workflow.triggerToFirstItem)}; ${workflow.processes} processes, 2 items a step`
+          : '',
+        "within 50 ms of a firing's instant → its item",
+      ],
     ];
     const widths = [0, 1, 2, 3].map((i) => Math.max(...rows.map((r) => r[i]!.length), 8));
     const line = (cells: string[]): string => `| ${cells.map((c, i) => c.padEnd(widths[i]!)).join(' | ')} |`;
