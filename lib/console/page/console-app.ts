@@ -82,7 +82,7 @@ export function consoleApp(
       h('section', { 'aria-label': 'Job configuration editor', class: 'panel', id: 'editor', hidden: true }),
       h(
         'section',
-        { 'aria-labelledby': 'workflows-title', class: 'panel wide' },
+        { 'aria-labelledby': 'workflows-title', class: 'panel wide', hidden: true },
         h('h2', { id: 'workflows-title' }, 'Workflows'),
         h('div', { id: 'workflows' }, h('p', { class: 'hint' }, 'Loading…')),
       ),

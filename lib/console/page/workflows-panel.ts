@@ -197,10 +197,9 @@ export function workflowsPanel(kit: ConsoleKit): ConsolePanel {
   }
 
   function renderWorkflows() {
-    if (workflows.length === 0) {
-      replace('workflows', h('p', { class: 'hint' }, 'No workflow in this namespace.'));
-      return;
-    }
+    // A namespace without workflows shows no such section (most apps have none).
+    const section = document.getElementById('workflows')?.parentElement;
+    if (section) section.hidden = workflows.length === 0;
     replace('workflows', ...workflows.map(renderWorkflow));
   }
 
