@@ -309,6 +309,11 @@ describe('workflows', () => {
     expect(cancelled).toMatchObject({ code: 0, stdout: `Cancelled run ${second} of workflow 'nightly'.\n` });
     release();
     holdA = undefined;
+    // The workflows, as the pattern and the CLI list them (getWorkflows).
+    expect(await ask<unknown[]>('workflows', {})).toEqual([DIAMOND]);
+    const workflowsListed = await cliOn(namespace, 'workflows');
+    expect(workflowsListed).toMatchObject({ code: 0 });
+    expect(workflowsListed.stdout).toMatch(/^nightly +- +a b<-a c<-a d<-b,c$/m);
     const listed = await cliOn(namespace, 'workflow-runs', 'nightly');
     expect(listed.code).toBe(0);
     expect(listed.stdout).toContain(`${second}  CANCELLED`);
