@@ -266,6 +266,7 @@ async function main(): Promise<void> {
         workflow ? `p50 ${workflow.handoverP50} ms, p99 ${workflow.handoverP99} ms (${workflow.runs} runs)` : 'skipped',
         workflow
           ? `a firing's instant → its item, same processes: p50 ${workflow.firingP50} ms, p99 ${workflow.firingP99} ms; ` +
+            `p50 split: outcome recorded ${workflow.recordP50} ms, then child's item ${workflow.afterRecordP50} ms; ` +
             `trigger → first item ${f(workflow.triggerToFirstItem)}; ${workflow.processes} processes, 2 items a step`
           : '',
         "within 50 ms of a firing's instant → its item",

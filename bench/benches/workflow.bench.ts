@@ -5,7 +5,8 @@
  */
 import { ElasticJobOperator } from '../../lib/lifecycle/elastic-job-operator.js';
 import { LineProcess } from '../../test/support/line-process.js';
-import { type Figure, figure, ns, percentile, quick, round, sleep, zk } from '../support/bench-support.js';
+import { WorkflowNodePath } from '../../lib/workflow/workflow-paths.js';
+import { type Figure, figure, ns, observer, percentile, quick, round, sleep, zk } from '../support/bench-support.js';
 
 export interface WorkflowFigures {
   runs: number;
@@ -16,6 +17,12 @@ export interface WorkflowFigures {
   /** A firing's instant → its item's start, over the same period. */
   firingP50: number;
   firingP99: number;
+  /**
+   * Where the handover goes, p50 of each part: the parent's last item's end → its outcome's node written (ZooKeeper's
+   * mtime, the server's clock on this machine, whole ms), then → the child's first item.
+   */
+  recordP50: number;
+  afterRecordP50: number;
   /** The run's trigger (the operator's write) → the parent's first item, per run. */
   triggerToFirstItem: Figure;
 }
@@ -41,6 +48,8 @@ export async function workflowHandover(processes = 3, items = 2): Promise<Workfl
       }),
   );
   const operator = await ElasticJobOperator.connect({ serverLists: zk().connectString, namespace });
+  const tree = await observer(namespace);
+  const paths = new WorkflowNodePath('chain');
   try {
     await Promise.all(apps.map((app) => app.waitForLine(/"event":"ready"/, 60_000)));
     // Every instance online in both steps' jobs, so that each run's items are spread over the processes.
@@ -54,6 +63,8 @@ export async function workflowHandover(processes = 3, items = 2): Promise<Workfl
           .map((line) => JSON.parse(line.slice(4)) as ItemEvent),
       );
     const handovers: number[] = [];
+    const records: number[] = [];
+    const afterRecords: number[] = [];
     const triggers: number[] = [];
     const ticksFrom = apps.map((app) => app.lines.length);
     for (let run = 0; run < runs; run++) {
@@ -69,6 +80,12 @@ export async function workflowHandover(processes = 3, items = 2): Promise<Workfl
       const childStart = Math.min(...seen.filter((e) => e.job === 'child' && e.phase === 'start').map((e) => e.at));
       const parentStart = Math.min(...seen.filter((e) => e.job === 'parent' && e.phase === 'start').map((e) => e.at));
       handovers.push(childStart - parentEnd);
+      const recorded = await Promise.all(
+        Array.from({ length: items }, (_, item) => tree.getData(paths.item(runId, 'parent', item))),
+      );
+      const recordedAt = Math.max(...recorded.map((node) => node?.stat.mtime ?? Number.NaN));
+      records.push(recordedAt - parentEnd);
+      afterRecords.push(childStart - recordedAt);
       triggers.push(parentStart - triggeredAt);
     }
     const ticks = apps.flatMap((app, index) =>
@@ -84,10 +101,13 @@ export async function workflowHandover(processes = 3, items = 2): Promise<Workfl
       handoverP99: round(percentile(handovers, 99)),
       firingP50: round(percentile(ticks, 50)),
       firingP99: round(percentile(ticks, 99)),
+      recordP50: round(percentile(records, 50)),
+      afterRecordP50: round(percentile(afterRecords, 50)),
       triggerToFirstItem: figure(triggers, 'ms'),
     };
   } finally {
     await operator.close();
+    await tree.close();
     await Promise.all(apps.map((app) => app.stop('SIGKILL')));
   }
 }
