@@ -134,9 +134,15 @@ describe('workflows in the console, in a browser', () => {
       attempts: 2,
     });
 
-    // A step opens its job's panel: its items and failures.
+    // A step opens its job's panel (its items and failures): by a click, or from the keyboard.
     await dag.locator('g[data-step="audit"]').click();
     await page.locator('#detail h2', { hasText: 'audit' }).waitFor();
+    await dag.locator('g[data-step="load"]').focus();
+    await page.keyboard.press('Enter');
+    await page.locator('#detail h2', { hasText: 'load' }).waitFor();
+    // On a phone's width the page does not scroll sideways: the DAG scrolls in its own box.
+    await page.setViewportSize({ width: 390, height: 800 });
+    expect(await page.evaluate(() => document.documentElement.scrollWidth)).toBeLessThanOrEqual(390);
     await page.close();
   });
 });
