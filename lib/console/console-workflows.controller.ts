@@ -53,14 +53,14 @@ export function createWorkflowsController(options: ResolvedConsoleOptions): Type
             const steps = Object.fromEntries(
               Object.entries(definition.steps).map(([step, parents]) => [step, [...parents]]),
             );
-            const runs = await operator.getWorkflowRuns(definition.name);
+            const runs = await operator.getWorkflowRuns(definition.name, { limit: CONSOLE_WORKFLOW_RUNS });
             return {
               name: definition.name,
               cron: definition.cron,
               timeZone: definition.timeZone,
               steps,
               layers: workflowLayers(steps),
-              runs: runs.slice(0, CONSOLE_WORKFLOW_RUNS),
+              runs,
             };
           }),
         );

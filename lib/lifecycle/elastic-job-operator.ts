@@ -349,10 +349,23 @@ export class ElasticJobOperator {
     return this.run('getWorkflows', (apis) => apis.workflows.list());
   }
 
-  /** The workflow's runs kept in ZooKeeper (its `keepRuns`), newest first: each one's state and each step's. */
-  async getWorkflowRuns(name: string): Promise<WorkflowRun[]> {
+  /**
+   * The workflow's runs kept in ZooKeeper (its `keepRuns`), newest first: each one's state and each step's. `limit`
+   * (1..1000): only the newest ones, and only they are read.
+   */
+  async getWorkflowRuns(name: string, options: { limit?: number } = {}): Promise<WorkflowRun[]> {
     checkWorkflowNode(name, 'getWorkflowRuns', 'name');
-    return this.run('getWorkflowRuns', (apis) => apis.workflows.runs(name));
+    if (typeof options !== 'object' || options === null)
+      throw new InvalidOperationError('getWorkflowRuns', 'options', `must be { limit? }, got ${quoteInput(options)}`);
+    checkKeys(options, ['limit'], 'getWorkflowRuns');
+    const { limit } = options;
+    if (limit !== undefined && (!Number.isSafeInteger(limit) || limit < 1 || limit > 1000))
+      throw new InvalidOperationError(
+        'getWorkflowRuns',
+        'limit',
+        `must be an integer 1..1000, got ${quoteInput(limit)}`,
+      );
+    return this.run('getWorkflowRuns', (apis) => apis.workflows.runs(name, limit));
   }
 
   /**

@@ -35,10 +35,11 @@ export class WorkflowOperateApi {
     return definitions.flatMap((definition, index) => (definition ? [{ ...definition, name: names[index]! }] : []));
   }
 
-  /** The runs kept, newest first, each with its steps' states. */
-  async runs(name: string): Promise<WorkflowRun[]> {
+  /** The runs kept (the newest `limit` of them), newest first, each with its steps' states. */
+  async runs(name: string, limit = Number.MAX_SAFE_INTEGER): Promise<WorkflowRun[]> {
     const store = await this.store(name, 'getWorkflowRuns');
-    const runs = await Promise.all((await store.runIds()).map((id) => store.readRun(id)));
+    // Ids sort as runs were made: only the newest are read (a console shows a few of up to 1000 kept).
+    const runs = await Promise.all((await store.runIds()).slice(-limit).map((id) => store.readRun(id)));
     return runs.flatMap((stored) => (stored ? [stored.run] : [])).reverse();
   }
 

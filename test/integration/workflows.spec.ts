@@ -171,7 +171,13 @@ describe('workflows', () => {
     );
     expect(events.filter((event) => event.type === 'workflow.run.started')).toHaveLength(2);
     expect(events.filter((event) => event.type === 'workflow.step.started')).toHaveLength(8);
-    expect((await operator.getWorkflowRuns('nightly')).map((run) => run.state)).toEqual(['COMPLETED', 'COMPLETED']);
+    const runs = await operator.getWorkflowRuns('nightly');
+    expect(runs.map((run) => run.state)).toEqual(['COMPLETED', 'COMPLETED']);
+    // The newest only, when asked (the console's view reads its few of up to 1000 kept).
+    expect(await operator.getWorkflowRuns('nightly', { limit: 1 })).toEqual([runs[0]]);
+    await expect(operator.getWorkflowRuns('nightly', { limit: 0 })).rejects.toThrow(
+      "getWorkflowRuns: invalid 'limit': must be an integer 1..1000, got 0",
+    );
   });
 
   it('fails the run on a failed item of b and never starts d; re-running b failed item completes the run', async () => {
