@@ -80,7 +80,7 @@ export class NamespaceWatch {
     if (!jobName) return;
     // History queries and their replies (executions/, written by getExecutions itself) change nothing a watcher
     // shows: told as a job change, a console re-querying on job changes would query forever.
-    if (child === 'executions') return;
+    if (child === 'executions' && jobName !== WORKFLOWS_NODE) return;
     // The workflows' runs (workflow/workflow-paths.ts) are no job's: told as one, every item recorded would re-read it.
     // Asked for, a workflow's change is told by its name, but only down to its runs' own nodes
     // (`/.workflows/{name}/runs/{runId}`, where the steps' states are): the items' records below them are not.

@@ -58,6 +58,14 @@ describe('the namespace watch and the workflows', () => {
     watch.close();
   });
 
+  it("tells a workflow named as a job's history node (`executions`)", async () => {
+    const { registry, changes, watch, settle } = await watched(true);
+    await registry.createWithParents('/.workflows/executions/runs/r1', EMPTY, 'PERSISTENT');
+    await settle();
+    expect(changes).toEqual([{ kind: 'workflows', workflows: ['executions'] }]);
+    watch.close();
+  });
+
   it('tells nothing of the workflows unless asked (the operator watch’s default)', async () => {
     const { registry, changes, watch, settle } = await watched(false);
     await registry.createWithParents('/.workflows/nightly/runs/r1', EMPTY, 'PERSISTENT');
