@@ -21,6 +21,7 @@ import { consoleAtSize } from './benches/console.bench.js';
 import { bullmqBurst } from './benches/bullmq.bench.js';
 import { burstAtInstant } from './benches/burst.bench.js';
 import { workflowHandover } from './benches/workflow.bench.js';
+import { itemLogsInBurst, LINES_PER_ITEM, policiesSetUnused } from './benches/item-policies.bench.js';
 import { type Figure, quick, ROUNDS, round, startZookeeper, stopZookeeper } from './support/bench-support.js';
 
 async function main(): Promise<void> {
@@ -74,6 +75,8 @@ async function main(): Promise<void> {
     const burst = await step('burst.1000', () => burstAtInstant(1000));
     // The same kind of burst on BullMQ (a Redis of its own), to put beside ours.
     const bull = await step('bullmq.2000', () => bullmqBurst(2000));
+    // Issue 43: the same inside a Nest application context (@nestjs/bullmq), as a Nest team's worker runs it.
+    const bullNest = await step('bullmq.nest.2000', () => bullmqBurst(2000, { nest: true }));
     const cluster2 = await step('scale.2x100', () => scaleCluster(2, 100));
     const cluster4 = await step('scale.4x100', () => scaleCluster(4, 100));
     const cluster = await step('scale.8x100', () => scaleCluster(8, 100));
@@ -82,6 +85,9 @@ async function main(): Promise<void> {
     const items1k = await step('items.1000', () => manyItems(1000));
     const items10k = await step(`items.${MAX_SHARDING_TOTAL_COUNT}`, () => manyItems(MAX_SHARDING_TOTAL_COUNT));
     const workflow = await step('workflow.handover', () => workflowHandover());
+    // Issue 41: the item policies set but unused, and item logs in the burst, each beside none in the same run.
+    const policies = await step('policies.unused', () => policiesSetUnused());
+    const itemLogs = await step('itemLogs.burst', () => itemLogsInBurst());
     const f = (x: Figure | undefined): string => (x ? `${x.median} ${x.unit} (${x.min}..${x.max})` : 'skipped');
     const rows: Array<[string, string, string, string]> = [
       [
@@ -207,14 +213,16 @@ async function main(): Promise<void> {
           ? `p99 ${burst.p99} ms, p50 ${burst.p50} ms, max ${burst.max} ms (${burst.samples} starts, ${burst.bursts} bursts)`
           : 'skipped',
         burst
-          ? `first burst after the sharding one: p99 ${burst.firstP99} ms; 1 job alone, same run: p99 ${burst.oneJobP99} ms; ` +
+          ? `first burst after start-up: p99 ${burst.startupP99} ms, the next: p99 ${burst.firstP99} ms; 1 job alone, same run: p99 ${burst.oneJobP99} ms; ` +
             `ready ${burst.readyMs} ms after start; RSS ${burst.rssMb} MB; event loop delay p99 ${burst.eldP99} ms, max ${burst.eldMax} ms`
           : '',
         'p99 < 100 ms, within 100 ms of 1 job; ahead of BullMQ',
       ],
       [
         'BullMQ: 2000 schedulers every 10 s, 1 worker × 100',
-        bull ? `p99 ${bull.p99} ms, p50 ${bull.p50} ms (${bull.samples} starts)` : 'skipped',
+        bull
+          ? `p99 ${bull.p99} ms, p50 ${bull.p50} ms (${bull.samples} starts, ${bull.missing} never came)`
+          : 'skipped',
         bull
           ? `ready ${bull.readyMs} ms after start; RSS ${bull.rssMb} MB; local Redis, process of its own`
           : String((results['bullmq.2000'] as { failed?: string } | undefined)?.failed ?? ''),
@@ -271,12 +279,34 @@ async function main(): Promise<void> {
           : '',
         "within 50 ms of a firing's instant → its item",
       ],
+      [
+        '100 jobs × 1 item every second, item policies set but unused: lateness',
+        policies ? `p99 ${f(policies.policies.latenessP99)}, p50 ${f(policies.policies.latenessP50)}` : 'skipped',
+        policies
+          ? `none, same run: p99 ${f(policies.none.latenessP99)}, p50 ${f(policies.none.latenessP50)}; ` +
+            `writes/firing ${f(policies.policies.writes)} vs ${f(policies.none.writes)}, ` +
+            `reads ${f(policies.policies.reads)} vs ${f(policies.none.reads)}`
+          : '',
+        'as without them',
+      ],
+      [
+        `burst: 1000 jobs × 2 items every 10 s, ${LINES_PER_ITEM} log lines per item: item starts late by`,
+        itemLogs
+          ? `p99 ${f(itemLogs.logs.p99)}, p50 ${f(itemLogs.logs.p50)} (${itemLogs.logs.samples} starts)`
+          : 'skipped',
+        itemLogs
+          ? `no lines, same run: p99 ${f(itemLogs.none.p99)}, p50 ${f(itemLogs.none.p50)} (${itemLogs.none.samples} starts); ` +
+            `p99 ratio ${round(itemLogs.logs.p99.median / Math.max(1, itemLogs.none.p99.median))}×`
+          : '',
+        'p99 within 10% of no lines',
+      ],
     ];
     const widths = [0, 1, 2, 3].map((i) => Math.max(...rows.map((r) => r[i]!.length), 8));
     const line = (cells: string[]): string => `| ${cells.map((c, i) => c.padEnd(widths[i]!)).join(' | ')} |`;
     process.stdout.write(
       `\n${line(['measure', 'nestjs-elastic-job', 'anchor / detail', 'target'])}\n${line(widths.map((w) => '-'.repeat(w)))}\n${rows.map(line).join('\n')}\n`,
     );
+    process.stdout.write(burstSideBySide(burst, bullNest, bull));
     process.stdout.write(`\nmachine: ${JSON.stringify(results.machine)}\n`);
     mkdirSync('bench/results', { recursive: true });
     writeFileSync('bench/results/latest.json', `${JSON.stringify(results, null, 2)}\n`);
@@ -284,6 +314,44 @@ async function main(): Promise<void> {
   } finally {
     await stopZookeeper();
   }
+}
+
+/** Issue 43's table: each row of the burst, ours beside BullMQ in Nest and BullMQ alone, from this run. */
+function burstSideBySide(
+  ours: Awaited<ReturnType<typeof burstAtInstant>> | undefined,
+  nest: Awaited<ReturnType<typeof bullmqBurst>> | undefined,
+  bare: Awaited<ReturnType<typeof bullmqBurst>> | undefined,
+): string {
+  if (!ours && !nest && !bare) return '';
+  const ms = (value: number | undefined): string => (value === undefined ? '-' : `${value} ms`);
+  const rows: string[][] = [
+    ['', 'nestjs-elastic-job', 'BullMQ in Nest', 'BullMQ alone'],
+    [
+      'first firing after start-up, item-start lateness p99',
+      ms(ours?.startupP99),
+      ms(nest?.firstP99),
+      ms(bare?.firstP99),
+    ],
+    ['steady firings, p99', ms(ours?.p99), ms(nest?.p99), ms(bare?.p99)],
+    [
+      '  steady starts that never came',
+      ours ? String(Math.max(0, ours.bursts * 2000 - ours.samples)) : '-',
+      String(nest?.missing ?? '-'),
+      String(bare?.missing ?? '-'),
+    ],
+    ['start to ready', ms(ours?.readyMs), ms(nest?.readyMs), ms(bare?.readyMs)],
+    [
+      'RSS after the bursts',
+      ...[ours?.rssMb, nest?.rssMb, bare?.rssMb].map((mb) => (mb === undefined ? '-' : `${mb} MB`)),
+    ],
+  ];
+  const widths = [0, 1, 2, 3].map((i) => Math.max(...rows.map((r) => r[i]!.length), 3));
+  const line = (cells: string[]): string => `| ${cells.map((c, i) => c.padEnd(widths[i]!)).join(' | ')} |`;
+  const [head, ...body] = rows;
+  return (
+    `\nburst, 1000 jobs × 2 items against 2000 BullMQ schedulers (1 worker × 100), same run:\n` +
+    `${line(head!)}\n${line(widths.map((w) => '-'.repeat(w)))}\n${body.map(line).join('\n')}\n`
+  );
 }
 
 main().catch((error: unknown) => {

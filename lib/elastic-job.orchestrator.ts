@@ -12,6 +12,7 @@ import { ElasticJobEventBus } from './events/elastic-job-event-bus.js';
 import { DEFAULT_EXECUTION_LOG_SIZE, ExecutionLog, MAX_EXECUTION_LOG_SIZE } from './tracing/execution-log.js';
 import { listenerHooks } from './listeners/job-listener-hooks.js';
 import type { ItemInterceptor } from './interfaces/item-interceptor.interface.js';
+import type { ExecutionLinesKeeper } from './interfaces/execution-history.interface.js';
 import { ELASTIC_JOB_MODULE_OPTIONS } from './elastic-job.module-definition.js';
 import {
   describeError,
@@ -97,6 +98,8 @@ export class ElasticJobOrchestrator implements OnApplicationBootstrap, OnModuleD
   readonly itemInterceptors: ItemInterceptor[] = [];
   /** This process's recent item executions (the `executionLog` option); undefined when off. */
   readonly executionLog: ExecutionLog | undefined;
+  /** ElasticJobRegistry.keepItemLines(): what else files items' kept lines (a tracing database's provider). */
+  readonly lineKeepers: ExecutionLinesKeeper[] = [];
 
   constructor(
     @Inject(ELASTIC_JOB_MODULE_OPTIONS) private readonly options: ElasticJobModuleOptions,
@@ -271,6 +274,24 @@ export class ElasticJobOrchestrator implements OnApplicationBootstrap, OnModuleD
     return (this.identity ??= { ip: this.options.instance?.ip ?? detectLocalIp(), pid: process.pid });
   }
 
+  /**
+   * Where items' kept lines go: the execution log and every keeper (read when a line book is given, so a keeper added
+   * later is told too). None when neither is there: an item then makes no execution id of its own (item-attempts.ts).
+   */
+  private lineBookSetting(): { lineBook?: ExecutionLinesKeeper } {
+    const log = this.executionLog;
+    if (!log && this.lineKeepers.length === 0) return {};
+    const keepers = this.lineKeepers;
+    return {
+      lineBook: {
+        keepLines(executionId, lines) {
+          log?.keepLines(executionId, lines);
+          for (const keeper of keepers) keeper.keepLines(executionId, lines);
+        },
+      },
+    };
+  }
+
   /** A job's life on this instance, with the app's listeners; not registered yet. */
   private newScheduler(definition: JobDefinition): JobScheduler {
     const registry = this.createJobsSession();
@@ -285,6 +306,7 @@ export class ElasticJobOrchestrator implements OnApplicationBootstrap, OnModuleD
       itemInterceptors: this.itemInterceptors,
       scriptPolicy: this.explorer.scriptPolicy,
       ...(this.executionLog ? { executionLog: this.executionLog } : {}),
+      ...this.lineBookSetting(),
     });
     const { jobName } = definition.config;
     const listeners = this.explorer.jobListeners.filter(

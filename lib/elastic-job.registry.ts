@@ -31,7 +31,11 @@ import type { Observable } from 'rxjs';
 import { ElasticJobEventBus } from './events/elastic-job-event-bus.js';
 import { buildInstanceId } from './job/paths.js';
 import type { ElasticJobEvent } from './events/elastic-job-event.types.js';
-import type { ExecutionHistoryQuery, ExecutionRecord } from './interfaces/execution-history.interface.js';
+import type {
+  ExecutionHistoryQuery,
+  ExecutionLinesKeeper,
+  ExecutionRecord,
+} from './interfaces/execution-history.interface.js';
 import type { ItemInterceptor } from './interfaces/item-interceptor.interface.js';
 import type { TypedJobOptions } from './interfaces/module-options.interface.js';
 
@@ -67,6 +71,19 @@ export class ElasticJobRegistry {
    */
   get events$(): Observable<ElasticJobEvent> {
     return this.eventBus.events$;
+  }
+
+  /**
+   * Files every item's kept lines (`context.logger`, docs/guide/item-policies.md, "Item logs") with `keeper` too, as
+   * the items log them: how a tracing database's provider writes them beside its executions. Register in
+   * `onModuleInit`, before jobs start. Returns the call that removes it.
+   */
+  keepItemLines(keeper: ExecutionLinesKeeper): () => void {
+    this.orchestrator.lineKeepers.push(keeper);
+    return () => {
+      const index = this.orchestrator.lineKeepers.indexOf(keeper);
+      if (index >= 0) this.orchestrator.lineKeepers.splice(index, 1);
+    };
   }
 
   /**

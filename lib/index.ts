@@ -11,7 +11,7 @@ export type { JobConfigurationChanges } from './lifecycle/job-configuration.api.
 export type { OperatedNode } from './lifecycle/job-operate.api.js';
 export type { ClusterExecutions } from './lifecycle/cluster-executions.api.js';
 export type { ExecutionLinesAnswer } from './lifecycle/item-state.api.js';
-export type { ExecutionLine, ExecutionLines } from './interfaces/execution-history.interface.js';
+export type { ExecutionLine, ExecutionLines, ExecutionLinesKeeper } from './interfaces/execution-history.interface.js';
 export type { NamespaceChange } from './lifecycle/namespace-watch.js';
 export type {
   ExecutionHistory,
@@ -32,6 +32,7 @@ export type { JobConfiguration } from './job/config/job-configuration.js';
 export {
   TRACED_EVENT_TYPES,
   type TracedEvent,
+  type ItemLinesRecord,
   type TraceSession,
   type TraceStore,
 } from './tracing/trace-store.interface.js';

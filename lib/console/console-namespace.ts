@@ -1,6 +1,6 @@
 import type { Logger } from '@nestjs/common';
 import { Observable, Subject } from 'rxjs';
-import { JobNotFoundError } from '../errors/elastic-job.errors.js';
+import { describeError, JobNotFoundError } from '../errors/elastic-job.errors.js';
 import type { ExecutionHistory, ExecutionHistoryQuery } from '../interfaces/execution-history.interface.js';
 import type { ElasticJobOperator } from '../lifecycle/elastic-job-operator.js';
 import type { ExecutionLinesAnswer } from '../lifecycle/item-state.api.js';
@@ -55,7 +55,7 @@ export class ConsoleNamespace {
 
   constructor(
     private readonly source: ConsoleNamespaceSource,
-    logger: Logger,
+    private readonly logger: Logger,
   ) {
     this.name = source.name;
     this.operator = source.operator;
@@ -178,10 +178,23 @@ export class ConsoleNamespace {
   }
 
   /**
-   * One execution's kept lines, asked of the instance that ran it (docs/guide/item-policies.md, "Item logs"): fetched
-   * when the page opens that execution, never with the history.
+   * One execution's kept lines (docs/guide/item-policies.md, "Item logs"): fetched when the page opens that execution,
+   * never with the history. From the app's store when it keeps lines (a tracing database's JOB_EXECUTION_LINES);
+   * else, or when it has none of that execution yet (its item still runs, its row waits in the writer's buffer) or
+   * cannot answer, asked of the instance that ran it.
    */
-  executionLines(jobName: string, executionId: string, instance: string | undefined): Promise<ExecutionLinesAnswer> {
+  async executionLines(
+    jobName: string,
+    executionId: string,
+    instance: string | undefined,
+  ): Promise<ExecutionLinesAnswer> {
+    if (this.history?.executionLines) {
+      const stored = await this.history.executionLines(jobName, executionId).catch((error: unknown) => {
+        this.logger.debug(`cannot read lines of execution ${executionId} from the store: ${describeError(error)}`);
+        return undefined;
+      });
+      if (stored !== undefined) return { lines: stored, instanceId: undefined, missing: [] };
+    }
     return this.operator.getExecutionLines(jobName, executionId, {
       ...(instance === undefined ? {} : { instance }),
       timeoutMs: CLUSTER_HISTORY_TIMEOUT_MS,

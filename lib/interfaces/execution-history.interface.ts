@@ -67,4 +67,18 @@ export interface ExecutionHistoryQuery {
 
 export interface ExecutionHistory {
   recentExecutions(query: ExecutionHistoryQuery): Promise<ExecutionRecord[]>;
+  /**
+   * One execution's kept lines, when the store keeps them (a tracing database's own table, docs/guide/item-policies.md,
+   * "Item logs"); undefined when it has none of that execution (still running, not written yet, or none logged).
+   */
+  executionLines?(jobName: string, executionId: string): Promise<ExecutionLines | undefined>;
+}
+
+/**
+ * What else files an item's kept lines as it logs them (a tracing database's provider, through
+ * ElasticJobRegistry.keepItemLines): given the lines object the item's logger fills, when the item first reads
+ * `context.logger`.
+ */
+export interface ExecutionLinesKeeper {
+  keepLines(executionId: string, lines: ExecutionLines): void;
 }

@@ -1,5 +1,9 @@
 import type { Pool, PoolConnection, RowDataPacket } from 'mysql2/promise';
-import type { ExecutionHistoryQuery, ExecutionRecord } from '../interfaces/execution-history.interface.js';
+import type {
+  ExecutionHistoryQuery,
+  ExecutionLines,
+  ExecutionRecord,
+} from '../interfaces/execution-history.interface.js';
 import type { TracedEvent } from '../tracing/trace-store.interface.js';
 import { TRACE_PASS_TIMEOUT_MS } from '../tracing/trace-writer.js';
 import {
@@ -9,6 +13,9 @@ import {
   executionFilters,
   executionRecord,
   isDataErrorState,
+  linesColumns,
+  linesFromRow,
+  storedJobName,
   type ExecutionRow,
   statusColumns,
 } from '../tracing/trace-rows.js';
@@ -32,6 +39,16 @@ export const CREATE_TABLES = [
     'PRIMARY KEY (auto_id) ) ENGINE=InnoDB',
   'CREATE INDEX TASK_ID_STATE_INDEX ON JOB_STATUS_TRACE_LOG (task_id(128), state)',
 ] as const;
+
+/**
+ * Ours, not ElasticJob's (trace-rows.ts, linesColumns): items' kept lines, made when missing as theirs are. In
+ * utf8mb4 whatever the database's default (a line may hold any character); MEDIUMTEXT, as 32 KB of text may take
+ * more as JSON. (`LINES` is a reserved word in MySQL: the column is `kept_lines`.)
+ */
+export const CREATE_LINES_TABLE =
+  'CREATE TABLE IF NOT EXISTS JOB_EXECUTION_LINES ( execution_id VARCHAR (40) NOT NULL, job_name VARCHAR (100) NOT NULL, ' +
+  'line_count INT NOT NULL, dropped INT NOT NULL, kept_lines MEDIUMTEXT NOT NULL, complete_time TIMESTAMP NULL, ' +
+  'PRIMARY KEY (execution_id) ) ENGINE=InnoDB DEFAULT CHARSET=utf8mb4';
 
 /** MySQL's error numbers met here (its manual's server error reference). */
 export const MYSQL_ERRORS = {
@@ -66,6 +83,7 @@ export async function createTablesIfMissing(connection: PoolConnection): Promise
   const existing = new Set(found.map((row) => String(row.name)));
   const [executionTable, statusTable, index] = CREATE_TABLES;
   if (!existing.has('JOB_EXECUTION_LOG')) await connection.query({ sql: executionTable, timeout });
+  if (!existing.has('JOB_EXECUTION_LINES')) await connection.query({ sql: CREATE_LINES_TABLE, timeout });
   if (existing.has('JOB_STATUS_TRACE_LOG')) return;
   await connection.query({ sql: statusTable, timeout });
   await connection.query({ sql: index, timeout }).catch((error: unknown) => {
@@ -93,6 +111,11 @@ const UPSERT_COMPLETION =
 const INSERT_STATUS =
   'INSERT INTO JOB_STATUS_TRACE_LOG (id, job_name, original_task_id, task_id, slave_id, execution_type, ' +
   'sharding_item, state, message, creation_time) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)';
+
+// A row written again (a batch whose COMMIT was in doubt) is left as it is.
+const INSERT_LINES =
+  'INSERT INTO JOB_EXECUTION_LINES (execution_id, job_name, line_count, dropped, kept_lines, complete_time) ' +
+  'VALUES (?, ?, ?, ?, ?, ?) ON DUPLICATE KEY UPDATE execution_id = execution_id';
 
 /**
  * The ids among `events`' status rows that are in the table already: asked only about a batch whose COMMIT may
@@ -139,6 +162,8 @@ export async function writeEvents(
           values: [...executionColumns(event), cause, success ? 1 : 0, startTime, completeTime],
           timeout,
         });
+      } else if (event.type === 'item.lines') {
+        await connection.query({ sql: INSERT_LINES, values: linesColumns(event), timeout });
       } else if (!written.has(event.id)) {
         await connection.query({ sql: INSERT_STATUS, values: statusColumns(event), timeout });
       }
@@ -162,6 +187,26 @@ export async function readRecentExecutions(pool: Pool, query: ExecutionHistoryQu
     return rows.map((row) => executionRecord(row as ExecutionRow));
   } catch (error) {
     if ((error as { errno?: unknown }).errno === MYSQL_ERRORS.noSuchTable) return [];
+    throw error;
+  }
+}
+
+/** One execution's kept lines (JOB_EXECUTION_LINES); undefined when it has none, or there is no table yet. */
+export async function readExecutionLines(
+  pool: Pool,
+  jobName: string,
+  executionId: string,
+): Promise<ExecutionLines | undefined> {
+  try {
+    const [rows] = await pool.query<RowDataPacket[]>({
+      sql: 'SELECT kept_lines, dropped FROM JOB_EXECUTION_LINES WHERE execution_id = ? AND job_name = ?',
+      values: [executionId, storedJobName(jobName)],
+      timeout,
+    });
+    const row = rows[0] as { kept_lines: string; dropped: number } | undefined;
+    return row === undefined ? undefined : linesFromRow(row);
+  } catch (error) {
+    if ((error as { errno?: unknown }).errno === MYSQL_ERRORS.noSuchTable) return undefined;
     throw error;
   }
 }

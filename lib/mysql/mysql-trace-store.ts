@@ -1,11 +1,16 @@
 import type { Pool, PoolConnection } from 'mysql2/promise';
-import type { ExecutionHistoryQuery, ExecutionRecord } from '../interfaces/execution-history.interface.js';
+import type {
+  ExecutionHistoryQuery,
+  ExecutionLines,
+  ExecutionRecord,
+} from '../interfaces/execution-history.interface.js';
 import type { TracedEvent, TraceSession, TraceStore } from '../tracing/trace-store.interface.js';
 import { withinTraceBound } from '../tracing/trace-writer.js';
 import {
   createTablesIfMissing,
   isMysqlDataError,
   MYSQL_ERRORS,
+  readExecutionLines,
   readRecentExecutions,
   writeEvents,
 } from './mysql-job-event-repository.js';
@@ -59,6 +64,11 @@ export class MysqlTraceStore implements TraceStore {
   /** The newest executions written (at most 500), for the console; bounded like every pass. */
   recentExecutions(query: ExecutionHistoryQuery): Promise<ExecutionRecord[]> {
     return withinTraceBound(readRecentExecutions(this.pool, query), 'reading executions');
+  }
+
+  /** One execution's kept lines (our JOB_EXECUTION_LINES); the caller bounds it. */
+  executionLines(jobName: string, executionId: string): Promise<ExecutionLines | undefined> {
+    return readExecutionLines(this.pool, jobName, executionId);
   }
 
   async close(): Promise<void> {

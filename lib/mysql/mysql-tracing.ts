@@ -19,8 +19,10 @@ export interface MysqlTracingOptions extends DatabaseTracingOptions<Pool> {
  * whatever its promise typings say): a callback, so that a failure is not an unhandled 'error' event.
  */
 export function inUtc(connection: unknown): void {
-  const core = connection as { query(sql: string, callback: (error: Error | null) => void): unknown };
-  core.query("SET time_zone = '+00:00'", () => undefined);
+  const core = connection as { query(sql: string, callback: (error: Error | null) => void): unknown; destroy(): void };
+  // A connection whose SET failed would write TIMESTAMPs in the server's zone, hours off: it is dropped instead,
+  // so the queries queued behind it fail and the writer retries them on a connection that is in UTC.
+  core.query("SET time_zone = '+00:00'", (error) => error && core.destroy());
 }
 
 /** The pool tracing writes through: the app's, or a small one of its own in UTC with every wait bounded. */

@@ -1,5 +1,9 @@
 import type { Pool, PoolClient } from 'pg';
-import type { ExecutionHistoryQuery, ExecutionRecord } from '../interfaces/execution-history.interface.js';
+import type {
+  ExecutionHistoryQuery,
+  ExecutionLines,
+  ExecutionRecord,
+} from '../interfaces/execution-history.interface.js';
 import type { TracedEvent } from '../tracing/trace-store.interface.js';
 import {
   completionColumns,
@@ -8,6 +12,9 @@ import {
   executionFilters,
   executionRecord,
   isDataErrorState,
+  linesColumns,
+  linesFromRow,
+  storedJobName,
   type ExecutionRow,
   statusColumns,
 } from '../tracing/trace-rows.js';
@@ -33,6 +40,10 @@ export const CREATE_TABLES = [
     'execution_type VARCHAR(20) NOT NULL, sharding_item VARCHAR(100) NOT NULL, state VARCHAR(20) NOT NULL, ' +
     'message VARCHAR(4000) NULL, creation_time TIMESTAMP NULL, PRIMARY KEY (id))',
   'CREATE INDEX IF NOT EXISTS TASK_ID_STATE_INDEX ON JOB_STATUS_TRACE_LOG (task_id, state)',
+  // Ours, not ElasticJob's (trace-rows.ts, linesColumns): items' kept lines, made when missing as theirs are.
+  'CREATE TABLE IF NOT EXISTS JOB_EXECUTION_LINES (execution_id VARCHAR(40) NOT NULL, job_name VARCHAR(100) NOT NULL, ' +
+    'line_count INT NOT NULL, dropped INT NOT NULL, kept_lines TEXT NOT NULL, complete_time TIMESTAMP NULL, ' +
+    'PRIMARY KEY (execution_id))',
 ];
 
 const INSERT_START =
@@ -51,6 +62,10 @@ const INSERT_STATUS =
   'sharding_item, state, message, creation_time) VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10) ' +
   'ON CONFLICT (id) DO NOTHING';
 
+const INSERT_LINES =
+  'INSERT INTO JOB_EXECUTION_LINES (execution_id, job_name, line_count, dropped, kept_lines, complete_time) ' +
+  'VALUES ($1, $2, $3, $4, $5, $6) ON CONFLICT (execution_id) DO NOTHING';
+
 /**
  * Writes a batch of events in one transaction, in order. Every statement is idempotent (keyed by the event's id),
  * so a batch whose outcome was unknown (the connection dropped at COMMIT) is simply written again.
@@ -63,6 +78,8 @@ export async function writeEvents(client: PoolClient, events: readonly TracedEve
         await client.query(INSERT_START, [...executionColumns(event), false, event.startTime]);
       } else if (event.type === 'item.completed') {
         await client.query(UPSERT_COMPLETION, [...executionColumns(event), ...completionColumns(event)]);
+      } else if (event.type === 'item.lines') {
+        await client.query(INSERT_LINES, linesColumns(event));
       } else {
         await client.query(INSERT_STATUS, statusColumns(event));
       }
@@ -90,6 +107,24 @@ export async function readRecentExecutions(pool: Pool, query: ExecutionHistoryQu
     return result.rows.map(executionRecord);
   } catch (error) {
     if ((error as { code?: unknown }).code === '42P01') return []; // undefined_table: nothing traced yet
+    throw error;
+  }
+}
+
+/** One execution's kept lines (JOB_EXECUTION_LINES); undefined when it has none, or there is no table yet. */
+export async function readExecutionLines(
+  pool: Pool,
+  jobName: string,
+  executionId: string,
+): Promise<ExecutionLines | undefined> {
+  try {
+    const result = await pool.query<{ kept_lines: string; dropped: number }>(
+      'SELECT kept_lines, dropped FROM JOB_EXECUTION_LINES WHERE execution_id = $1 AND job_name = $2',
+      [executionId, storedJobName(jobName)],
+    );
+    return result.rows[0] === undefined ? undefined : linesFromRow(result.rows[0]);
+  } catch (error) {
+    if ((error as { code?: unknown }).code === '42P01') return undefined; // undefined_table: nothing written yet
     throw error;
   }
 }

@@ -1,8 +1,18 @@
 import type { Pool, PoolClient } from 'pg';
-import type { ExecutionHistoryQuery, ExecutionRecord } from '../interfaces/execution-history.interface.js';
+import type {
+  ExecutionHistoryQuery,
+  ExecutionLines,
+  ExecutionRecord,
+} from '../interfaces/execution-history.interface.js';
 import type { TracedEvent, TraceSession, TraceStore } from '../tracing/trace-store.interface.js';
 import { withinTraceBound } from '../tracing/trace-writer.js';
-import { CREATE_TABLES, isDataError, readRecentExecutions, writeEvents } from './job-event-repository.js';
+import {
+  CREATE_TABLES,
+  isDataError,
+  readExecutionLines,
+  readRecentExecutions,
+  writeEvents,
+} from './job-event-repository.js';
 
 /** PostgreSQL's undefined_table: a tracing table dropped under us. */
 const UNDEFINED_TABLE = '42P01';
@@ -42,6 +52,11 @@ export class PostgresTraceStore implements TraceStore {
   /** The newest executions written (at most 500), for the console; bounded like every pass. */
   recentExecutions(query: ExecutionHistoryQuery): Promise<ExecutionRecord[]> {
     return withinTraceBound(readRecentExecutions(this.pool, query), 'reading executions');
+  }
+
+  /** One execution's kept lines (our JOB_EXECUTION_LINES); the caller bounds it. */
+  executionLines(jobName: string, executionId: string): Promise<ExecutionLines | undefined> {
+    return readExecutionLines(this.pool, jobName, executionId);
   }
 
   async close(): Promise<void> {

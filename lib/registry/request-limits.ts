@@ -88,8 +88,17 @@ export function multiBatches(
 }
 
 /**
+ * Tasks started in one go before the caller yields to the event loop. A task that does not wait (an item handler that
+ * returns at once, a cached answer) resolves in microtasks, so thousands of them ran as one macrotask: 5000 items
+ * of a firing held the loop for 1.3-1.5 s here (test/integration/request-limits.spec.ts), long enough under load
+ * for ZooKeeper's answers to sit unread past the liveness watchdog's limit and for our pings not to go out. After
+ * this many starts the loop turns (setImmediate: pending I/O first), so the socket is read and written between.
+ */
+export const STARTS_PER_TURN = 256;
+
+/**
  * Runs `task` for every item with at most `limit` running at once; resolves with the results in order, or rejects with
- * the first failure.
+ * the first failure. Yields to the event loop after every STARTS_PER_TURN starts.
  */
 export async function mapBounded<T, R>(
   items: readonly T[],
@@ -99,9 +108,30 @@ export async function mapBounded<T, R>(
   const results: R[] = [];
   let next = 0;
   let failed = false;
+  let started = 0;
+  let turnStartedAt = 0;
+  let pause: Promise<void> | undefined;
+  /** Undefined while this turn may start more; else the end of the turn, which every starter waits for. */
+  const turnOver = (): Promise<void> | undefined => {
+    if (pause === undefined && started - turnStartedAt >= STARTS_PER_TURN)
+      pause = new Promise((resolve) =>
+        setImmediate(() => {
+          pause = undefined;
+          turnStartedAt = started;
+          resolve();
+        }),
+      );
+    return pause;
+  };
   const worker = async (): Promise<void> => {
     while (next < items.length && !failed) {
+      const wait = turnOver();
+      if (wait) {
+        await wait;
+        continue;
+      }
       const index = next++;
+      started++;
       try {
         results[index] = await task(items[index]!);
       } catch (error) {
@@ -110,7 +140,16 @@ export async function mapBounded<T, R>(
       }
     }
   };
-  await Promise.all(Array.from({ length: Math.min(limit, items.length) }, worker));
+  const workers: Array<Promise<void>> = [];
+  for (let count = 0; count < Math.min(limit, items.length) && next < items.length && !failed; count++) {
+    const wait = turnOver();
+    if (wait) await wait;
+    const running = worker();
+    // Handled by Promise.all below; a failure while the loop waits for its turn must not count as unhandled.
+    running.catch(() => undefined);
+    workers.push(running);
+  }
+  await Promise.all(workers);
   return results;
 }
 

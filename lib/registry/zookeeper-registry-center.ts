@@ -1,6 +1,6 @@
 import { TransactionCoalescer } from './transaction-coalescer.js';
 import { Logger } from '@nestjs/common';
-import { RegistryError } from '../errors/elastic-job.errors.js';
+import { describeError, isConnectionTrouble, RegistryError } from '../errors/elastic-job.errors.js';
 import type { ZookeeperConfiguration } from './zookeeper-configuration.js';
 import { NamespacePaths } from './namespace-paths.js';
 import { parseServerLists } from './zookeeper-names.js';
@@ -42,7 +42,7 @@ export class ZookeeperRegistryCenter implements RegistryCenter {
     const acl = nodeAcl(this.settings.digest);
     this.session = new ZookeeperSession(this.settings, acl, {
       onNotification: (notification) => this.watches.dispatch(notification),
-      prepareNewSession: () => this.ensureNamespace(),
+      prepareNewSession: async () => void (await this.ensureNamespace()),
     });
     const chroot = parseServerLists(this.settings.serverLists);
     const pathPrefixBytes =
@@ -140,10 +140,7 @@ export class ZookeeperRegistryCenter implements RegistryCenter {
     if (!connected) {
       const reasons = this.isOpen() ? await diagnoseServers(this.settings.serverLists) : [];
       // It may have connected during the diagnosis: CONNECTED was told then, to no one who waits for it.
-      if (this.session.isConnected()) {
-        await this.ensureNamespace();
-        return true;
-      }
+      if (this.session.isConnected()) return this.ensureNamespace();
       this.logger.warn(
         `not connected to ZooKeeper at ${this.settings.serverLists} after ` +
           `${this.settings.connectionTimeoutMilliseconds} ms${reasons.length > 0 ? ` (${reasons.join('; ')})` : ''}` +
@@ -151,8 +148,7 @@ export class ZookeeperRegistryCenter implements RegistryCenter {
       );
       return false;
     }
-    await this.ensureNamespace();
-    return true;
+    return this.ensureNamespace();
   }
 
   /** Closes the session: ephemeral nodes go at once. Pending calls fail. Idempotent. */
@@ -160,8 +156,24 @@ export class ZookeeperRegistryCenter implements RegistryCenter {
     return this.session.close();
   }
 
-  private async ensureNamespace(): Promise<void> {
-    await this.transport.mkdirs('/');
+  /**
+   * The namespace's root node, made once connected. False when the connection went before ZooKeeper answered: the
+   * app goes on as when ZooKeeper is away at start (its jobs register when it answers, and their writes make the
+   * root with their parents). Throwing here crashed the app's bootstrap on a connection cut at that moment
+   * (test/faults/chaos-run.ts met it), which ZooKeeper trouble must never do.
+   */
+  private async ensureNamespace(): Promise<boolean> {
+    try {
+      await this.transport.mkdirs('/');
+      return true;
+    } catch (error) {
+      if (!isConnectionTrouble(error)) throw error;
+      this.logger.warn(
+        `connected to ZooKeeper at ${this.settings.serverLists}, but the connection went before the namespace ` +
+          `'${this.settings.namespace}' was made (${describeError(error)}); still trying, jobs register when it answers`,
+      );
+      return false;
+    }
   }
 
   // ---------------------------------------------------------------- reads, writes, watches

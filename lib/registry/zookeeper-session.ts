@@ -50,6 +50,8 @@ export class ZookeeperSession {
   /** When the socket last took bytes from the client, and how many it had taken then (see checkLiveness). */
   private lastSentAt = 0;
   private lastBytesWritten = -1;
+  /** When the watchdog last ran: a check that comes late says this process itself did not run meanwhile. */
+  private lastCheckAt = 0;
   private readonly pending = new Set<(error: RegistryError) => void>();
   private readonly stateListeners = new Set<(change: ConnectionStateChange) => void>();
   private readonly newSessionCallbacks = new Set<() => Promise<void> | void>();
@@ -187,7 +189,7 @@ export class ZookeeperSession {
     this.lossTimer = undefined;
     const firstOfGeneration = this.state === 'CONNECTING';
     this.state = 'CONNECTED';
-    this.lastReceivedAt = this.lastSentAt = Date.now();
+    this.lastReceivedAt = this.lastSentAt = this.lastCheckAt = Date.now();
     try {
       this.attachLivenessProbe(client.socket());
     } catch (error) {
@@ -320,6 +322,11 @@ export class ZookeeperSession {
   private checkLiveness(): void {
     if (this.state !== 'CONNECTED' || !this.client) return;
     const now = Date.now();
+    // Our own loop (a long synchronous stretch) or the host (too busy to schedule us) stalled: the timers phase runs
+    // before the poll phase, so what the server sent meanwhile is still unread in the socket, and silence measured
+    // now is ours, not the server's. Judge it at the next check, once the socket was read (and our ping answered).
+    const stalled = now - this.lastCheckAt > 2 * this.watchdogPeriodMs;
+    this.lastCheckAt = now;
     const timeout = this.client.sessionTimeoutMs();
     let socket: Socket;
     try {
@@ -338,6 +345,10 @@ export class ZookeeperSession {
     const silentFor = now - this.lastReceivedAt;
     const limit = Math.floor((timeout * 2) / 3);
     if (silentFor <= limit) return;
+    if (stalled) {
+      this.logger.debug(`this process did not run for ${silentFor} ms: judging ZooKeeper's silence at the next check`);
+      return;
+    }
     this.logger.warn(
       `nothing received from ZooKeeper for ${silentFor} ms (limit ${limit} ms): dropping the connection`,
     );

@@ -17,9 +17,17 @@ export class PreparationLead {
   /** The longest preparation told, as it stood at `toldAt`. */
   private longestMs = 0;
   private toldAt = 0;
+  /** Whether any preparation was told yet. */
+  private told = false;
 
-  /** The lead for an instant armed now. */
+  /**
+   * The lead for an instant armed now. Before any preparation was told (the first instant after start-up), the
+   * most: how long this process's instants take to prepare is not known yet, and the floor made a thousand jobs'
+   * first firing start its items hundreds of milliseconds late while later ones, prepared with what it taught, were
+   * on time (issue 43). The first preparations told replace it.
+   */
   get ms(): number {
+    if (!this.told) return PreparationLead.MAX_MS;
     const needed = this.decayed(Date.now()) * 1.2;
     return Math.round(Math.min(PreparationLead.MAX_MS, Math.max(PreparationLead.MIN_MS, needed)));
   }
@@ -27,7 +35,8 @@ export class PreparationLead {
   /** A firing asked to prepare at `since` had its items ready to start (markers written) at `readyAt`. */
   prepared(since: number, readyAt: number): void {
     const took = readyAt - since;
-    this.longestMs = Math.max(this.decayed(readyAt), took);
+    this.longestMs = this.told ? Math.max(this.decayed(readyAt), took) : took;
+    this.told = true;
     this.toldAt = readyAt;
   }
 

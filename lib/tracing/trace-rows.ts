@@ -1,5 +1,11 @@
 import type { ItemCompletedEvent, ItemStartedEvent, JobStatusEvent } from '../events/elastic-job-event.types.js';
-import type { ExecutionHistoryQuery, ExecutionRecord } from '../interfaces/execution-history.interface.js';
+import type {
+  ExecutionHistoryQuery,
+  ExecutionLine,
+  ExecutionLines,
+  ExecutionRecord,
+} from '../interfaces/execution-history.interface.js';
+import type { ItemLinesRecord } from './trace-store.interface.js';
 import { javaItemList } from '../util/item-list.js';
 
 /**
@@ -132,4 +138,46 @@ export function executionRecord(row: ExecutionRow): ExecutionRecord {
     success: row.complete_time === null ? undefined : Boolean(row.is_success),
     failureCause: row.failure_cause ?? undefined,
   };
+}
+
+/**
+ * JOB_EXECUTION_LINES, our table beside ElasticJob's (never theirs: Java's tracing reads those): one row per
+ * execution that kept lines, `execution_id` its JOB_EXECUTION_LOG row's `id`, the lines as JSON text (bounded by the
+ * item's logger: 300 lines, 32 KB of text), `dropped` the lines past the bounds. Its columns in INSERT order:
+ * execution_id, job_name, line_count, dropped, kept_lines, complete_time.
+ */
+export function linesColumns(record: ItemLinesRecord): unknown[] {
+  return [
+    record.id,
+    cut(record.jobName, SIZES.jobName),
+    record.lines.length,
+    record.dropped,
+    JSON.stringify(record.lines),
+    record.completeTime,
+  ];
+}
+
+/** A job name as JOB_EXECUTION_LINES keeps it (cut to its column), to look a row up by. */
+export function storedJobName(jobName: string): string {
+  return cut(jobName, SIZES.jobName);
+}
+
+/** A JOB_EXECUTION_LINES row read back; undefined when its JSON is not lines (a row written by something else). */
+export function linesFromRow(row: { kept_lines: string; dropped: number }): ExecutionLines | undefined {
+  let parsed: unknown;
+  try {
+    parsed = JSON.parse(row.kept_lines);
+  } catch {
+    return undefined;
+  }
+  if (!Array.isArray(parsed)) return undefined;
+  const lines = parsed.filter(
+    (line: Partial<ExecutionLine> | null): line is ExecutionLine =>
+      typeof line === 'object' &&
+      line !== null &&
+      typeof line.at === 'number' &&
+      typeof line.level === 'string' &&
+      typeof line.message === 'string',
+  );
+  return { lines, dropped: Number(row.dropped) };
 }

@@ -1,8 +1,23 @@
 import type { ItemCompletedEvent, ItemStartedEvent, JobStatusEvent } from '../events/elastic-job-event.types.js';
-import type { ExecutionHistory } from '../interfaces/execution-history.interface.js';
+import type { ExecutionHistory, ExecutionLines } from '../interfaces/execution-history.interface.js';
 
-/** The events a trace store keeps: ElasticJob's JobExecutionEvent (start and completion) and JobStatusTraceEvent. */
-export type TracedEvent = ItemStartedEvent | ItemCompletedEvent | JobStatusEvent;
+/**
+ * One execution's kept lines (docs/guide/item-policies.md, "Item logs"), written once its item completed into a
+ * table of ours beside ElasticJob's (JOB_EXECUTION_LINES): only to a store that reads them back (`executionLines`).
+ */
+export interface ItemLinesRecord extends ExecutionLines {
+  type: 'item.lines';
+  /** The execution's id: its JOB_EXECUTION_LOG row's. */
+  id: string;
+  jobName: string;
+  completeTime: Date;
+}
+
+/**
+ * The events a trace store keeps: ElasticJob's JobExecutionEvent (start and completion) and JobStatusTraceEvent; and
+ * items' kept lines, for a store that has `executionLines`.
+ */
+export type TracedEvent = ItemStartedEvent | ItemCompletedEvent | JobStatusEvent | ItemLinesRecord;
 
 /** Their types, as the jobs' event stream names them. */
 export const TRACED_EVENT_TYPES: ReadonlySet<string> = new Set(['item.started', 'item.completed', 'status']);
@@ -21,6 +36,11 @@ export interface TraceStore extends ExecutionHistory {
   isRefused(error: unknown): boolean;
   /** The failure says what prepare() made is gone (a table dropped): prepare() runs again at the next pass. */
   isUnprepared(error: unknown): boolean;
+  /**
+   * One execution's kept lines from the store's lines table; undefined when it has none of it. A store with it is
+   * also given `item.lines` records to write.
+   */
+  executionLines?(jobName: string, executionId: string): Promise<ExecutionLines | undefined>;
   /** Frees what the store holds (its own pool); bounded by the caller. */
   close(): Promise<void>;
 }

@@ -67,6 +67,16 @@ beforeAll(async () => {
     20_000,
     'the steady job sharded over the two apps',
   );
+  // The leader shards 'on-demand' once registered (issue 43); its items are taken away here, as a job whose
+  // sharding was never written shows them (the `jobs` status and the `sharding` message for such a job). Its
+  // first firing shards it again (items without a live owner).
+  await eventually(
+    () => zk.exists('/on-demand/sharding/1/instance'),
+    (stat) => stat !== undefined,
+    20_000,
+    "the on-demand job's sharding at start-up",
+  );
+  for (const item of [0, 1]) await zk.removeRecursive(`/on-demand/sharding/${item}`);
 });
 
 afterAll(async () => {

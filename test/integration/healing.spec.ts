@@ -50,7 +50,8 @@ describe('a registration that fails', () => {
     expect(status()).toMatchObject({ registered: false, health: { registration: 'retrying' } });
     expect(status().health.lastError).toMatch(/NO_CHILDREN_FOR_EPHEMERALS/);
     const failingSince = status().health.since;
-    // Nothing half-registered: the failed attempt took its leader node back with it.
+    // Nothing half-registered: an attempt writes the leader node with or after its instance node, so attempts that
+    // fail at the instance never show peers a leader (this was flaky while one wrote it first, then took it back).
     const zk = await observer(namespace);
     expect(await zk.exists('/heal/leader/election/instance')).toBeUndefined();
     await blocker.close();

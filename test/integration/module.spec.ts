@@ -492,6 +492,51 @@ describe('ElasticJobModule in one process against a real ZooKeeper', () => {
     );
   });
 
+  it('keeps the app up when the connection goes before the namespace node is made, and registers once it is back', async () => {
+    @Injectable()
+    class J {
+      @ShardedJob({ jobName: 'cut-at-namespace', cron: '* * * * * *', shardingTotalCount: 1 })
+      run(): void {}
+    }
+    const namespace = uniqueNamespace('cut-at-namespace');
+    const { TcpProxy } = await import('../../tools/zookeeper/tcp-proxy.js');
+    const { ZookeeperTransport } = await import('../../lib/registry/zookeeper-transport.js');
+    const [host, port] = zkConnect().split(',')[0]!.split(':');
+    const proxy = new TcpProxy(Number(port), host);
+    await proxy.start();
+    closers.push(() => proxy.stop());
+    // Connected, then cut as the namespace's root is asked for: the request fails with CONNECTION_LOSS, which
+    // threw out of the app's bootstrap before (a chaos run's instance exited with it).
+    const mkdirs = ZookeeperTransport.prototype.mkdirs;
+    const spy = vi.spyOn(ZookeeperTransport.prototype, 'mkdirs').mockImplementation(function (this: unknown, path) {
+      if (path === '/' && spy.mock.calls.length === 1) proxy.cut();
+      return mkdirs.call(this, path);
+    });
+    closers.push(async () => spy.mockRestore());
+    @Module({
+      imports: [
+        ElasticJobModule.forRoot({
+          zookeeper: { serverLists: proxy.connectString, namespace, sessionTimeoutMilliseconds: 4000 },
+        }),
+      ],
+      providers: [J],
+    })
+    class AppModule {}
+    const moduleRef = await Test.createTestingModule({ imports: [AppModule] }).compile();
+    await moduleRef.init(); // does not throw: ZooKeeper trouble never stops the app
+    closers.push(() => moduleRef.close());
+    const registry = moduleRef.get(ElasticJobRegistry);
+    expect(registry.getJobStatus('cut-at-namespace').registered).toBe(false);
+    proxy.restore();
+    await eventually(
+      () => registry.getJobStatus('cut-at-namespace').registered,
+      (registered) => registered,
+      20_000,
+      'registration once the connection is back',
+    );
+    expect(await rootChildren()).toContain(namespace);
+  });
+
   it('registers at the next connection when ZooKeeper went again during the late conflict check', async () => {
     @Injectable()
     class Flapping {

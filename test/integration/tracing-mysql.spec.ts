@@ -37,6 +37,7 @@ import {
   TracedJob,
   expectTextsCut,
 } from '../support/tracing-acceptance.js';
+import { expectLinesKeptThroughOutage, expectLinesWrittenAndRead } from '../support/tracing-lines-acceptance.js';
 import { eventually, uniqueNamespace } from '../support/zk.js';
 
 /**
@@ -186,7 +187,12 @@ describe('tracing into MySQL (MariaDB)', () => {
           [schema],
         )
       )[0];
-    const ours = await indexes('elasticjob');
+    // Beside them, our own table of items' lines (ElasticJob's two left as its DDL makes them).
+    const all = await indexes('elasticjob');
+    expect(all.filter((row) => row.TABLE_NAME === 'JOB_EXECUTION_LINES').map((row) => row.INDEX_NAME)).toEqual([
+      'PRIMARY',
+    ]);
+    const ours = all.filter((row) => row.TABLE_NAME !== 'JOB_EXECUTION_LINES');
     expect(ours).toEqual(await indexes('elasticjob_java'));
     expect(ours.filter((row) => row.INDEX_NAME === 'TASK_ID_STATE_INDEX')).toHaveLength(2);
     await admin.query('DROP DATABASE elasticjob_java');
@@ -356,6 +362,14 @@ describe('tracing into MySQL (MariaDB)', () => {
     await app.close();
     const [rows] = await pool.query<RowDataPacket[]>('SELECT 1 AS open');
     expect(rows).toEqual([{ open: 1 }]);
+  });
+
+  it("writes items' kept lines into JOB_EXECUTION_LINES, bounded; the console's lines route reads them from it", async () => {
+    await expectLinesWrittenAndRead(mysql);
+  });
+
+  it("keeps items' lines through a database outage within the buffer: every firing's lines written when it is back", async () => {
+    await expectLinesKeptThroughOutage(mysql);
   });
 
   it('refuses bad options with a typed error naming the field', () => {

@@ -19,6 +19,7 @@ import {
   TracedJob,
   expectTextsCut,
 } from '../support/tracing-acceptance.js';
+import { expectLinesKeptThroughOutage, expectLinesWrittenAndRead } from '../support/tracing-lines-acceptance.js';
 import { eventually } from '../support/zk.js';
 
 /**
@@ -122,6 +123,14 @@ describe('tracing into PostgreSQL', () => {
 
   it('cuts every text to its column: a firing of 120 items (task id and item list longer than their columns) is written', async () => {
     await expectTextsCut(postgres);
+  });
+
+  it("writes items' kept lines into JOB_EXECUTION_LINES, bounded; the console's lines route reads them from it", async () => {
+    await expectLinesWrittenAndRead(postgres);
+  });
+
+  it("keeps items' lines through a database outage within the buffer: every firing's lines written when it is back", async () => {
+    await expectLinesKeptThroughOutage(postgres);
   });
 
   it('refuses bad options with a typed error naming the field', () => {

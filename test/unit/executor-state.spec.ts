@@ -384,7 +384,11 @@ describe('the executor state machine (JobScheduler on the fake registry, fake ti
     executorOf(a).trigger();
     for (let i = 0; i < 3; i++) await settle(a);
     expect(a.zk.get('/ns/job/leader/sharding/necessary')).toBeDefined();
-    expect(a.zk.get('/ns/job/sharding/0/instance')).toBeUndefined();
+    // Still the sharding done at start-up, over `a` alone (issue 43: the leader shards once registered).
+    expect([0, 1].map((item) => a.zk.get(`/ns/job/sharding/${item}/instance`)?.data)).toEqual([
+      '10.0.0.1@-@1',
+      '10.0.0.1@-@1',
+    ]);
     // The next firing reads it, and shards over both.
     executorOf(a).trigger();
     for (let i = 0; i < 3; i++) await settle(a);
@@ -551,8 +555,9 @@ describe('the executor state machine (JobScheduler on the fake registry, fake ti
       );
     await vi.advanceTimersByTimeAsync(1_000); // 00:00:10.500
     await settle(job);
-    // Asked 25 ms ahead, ready 275 ms late.
-    expect(startsOf('2026-01-01T00:00:10.000Z')).toEqual(['2026-01-01T00:00:10.275Z', '2026-01-01T00:00:10.275Z']);
+    // The first instant after start-up, nothing told yet: prepared at the most lead, capped at half the time left
+    // to the instant (cron-trigger.ts): 250 ms ahead, ready 50 ms late (at the 25 ms floor, 275 ms late: issue 43).
+    expect(startsOf('2026-01-01T00:00:10.000Z')).toEqual(['2026-01-01T00:00:10.050Z', '2026-01-01T00:00:10.050Z']);
     // The next instant is prepared about 360 ms ahead (300 ms and a fifth: schedule/preparation-lead.ts).
     await vi.advanceTimersByTimeAsync(9_100); // 00:00:19.600
     expect(stateOf(job).phase).toBe('IDLE');

@@ -1,11 +1,11 @@
-import { describe, expect, it } from 'vitest';
+import { describe, expect, it, vi } from 'vitest';
 import { JobConfigurationError, type ShardedJobOptions } from '../../lib/index.js';
 import { resolveJobConfiguration } from '../../lib/job/config/job-configuration.validator.js';
 import { fromConfigYaml, toConfigYaml } from '../../lib/job/config/job-configuration.yaml.js';
 import { retryDelay } from '../../lib/job/policies/backoff.js';
 import { itemPolicies } from '../../lib/job/policies/item-policies.js';
 import { ItemLogger } from '../../lib/job/policies/item-lines.js';
-import { Logger } from '@nestjs/common';
+import { ConsoleLogger, Logger, type LoggerService, type LogLevel } from '@nestjs/common';
 
 /** The item policies' settings (docs/guide/item-policies.md): stored in props, checked as declared options are. */
 
@@ -147,5 +147,29 @@ describe('the item logger', () => {
     Logger.overrideLogger(['log', 'error', 'warn', 'debug', 'verbose', 'fatal']);
     expect(big.kept.lines).toHaveLength(16);
     expect(big.kept.dropped).toBe(24);
+  });
+
+  it("keeps a line whose level the app's logger has off without passing it down; the others reach it", () => {
+    const app = new Logger('test', { timestamp: false });
+    const logged = vi.spyOn(app, 'log').mockImplementation(() => undefined);
+    const warned = vi.spyOn(app, 'warn').mockImplementation(() => undefined);
+    // As an app's `logger: ['error', 'warn']` (Nest's console logger with those levels); put back after.
+    const before = Reflect.get(Logger, 'staticInstanceRef') as LoggerService | undefined;
+    const levels = Reflect.get(Logger, 'logLevels') as LogLevel[] | undefined;
+    Logger.overrideLogger(new ConsoleLogger({ logLevels: ['error', 'warn'] }));
+    try {
+      const logger = new ItemLogger(app, 3);
+      logger.log('quiet');
+      logger.warn('loud');
+      expect(logger.kept.lines.map((line) => [line.level, line.message])).toEqual([
+        ['log', 'quiet'],
+        ['warn', 'loud'],
+      ]);
+      expect(logged).not.toHaveBeenCalled();
+      expect(warned).toHaveBeenCalledWith('item 3: loud');
+    } finally {
+      Logger.overrideLogger(before ?? false);
+      if (levels) Logger.overrideLogger(levels);
+    }
   });
 });

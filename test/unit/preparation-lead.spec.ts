@@ -17,10 +17,17 @@ function prepare(lead: PreparationLead, tookMs: number): void {
 }
 
 describe('PreparationLead', () => {
+  it('leads by the most until a preparation is told (the first instant after start-up), then learns from it', () => {
+    const lead = new PreparationLead();
+    expect(lead.ms).toBe(PreparationLead.MAX_MS);
+    prepare(lead, 3);
+    expect(lead.ms).toBe(25);
+  });
+
   it('leads by 25 ms while preparations are quick (one job: one ZooKeeper write)', () => {
     const lead = new PreparationLead();
-    expect(lead.ms).toBe(25);
     prepare(lead, 3);
+    prepare(lead, 2);
     expect(lead.ms).toBe(25);
   });
 

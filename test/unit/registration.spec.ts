@@ -2,6 +2,7 @@ import { Logger } from '@nestjs/common';
 import { afterEach, beforeAll, describe, expect, it } from 'vitest';
 import { resolveJobConfiguration } from '../../lib/job/config/job-configuration.validator.js';
 import { JobScheduler } from '../../lib/job/scheduler/job-scheduler.js';
+import type { ShardingService } from '../../lib/job/sharding/sharding.service.js';
 import type { TransactionOp } from '../../lib/registry/registry.types.js';
 import { FakeZookeeper, type FakeRegistryCenter } from '../support/fake-registry.js';
 
@@ -150,6 +151,54 @@ describe('registration on the in-memory registry', () => {
     expect(rewrites).toEqual([]);
   });
 
+  it('an attempt that fails at its instance node never shows peers a leader node, however often it is retried', async () => {
+    const zk = new FakeZookeeper();
+    const blocker = await zk.connect('ns');
+    cleanups.push(() => blocker.close());
+    // `instances` held as an ephemeral node: ZooKeeper refuses children under it (NO_CHILDREN_FOR_EPHEMERALS).
+    await blocker.createWithParents('/job/instances', Buffer.alloc(0), 'EPHEMERAL');
+    const registry = await zk.connect('ns');
+    // After each of our requests, what a peer would see: a leader node between an attempt's election and its
+    // clean-up is one that never fires, stalling peers that wait for it to shard.
+    const leaderSeen: string[] = [];
+    const look = () => {
+      const node = zk.get(`/ns${LEADER}`);
+      if (node !== undefined) leaderSeen.push(node.data);
+    };
+    for (const method of ['create', 'transaction'] as const) {
+      const calls = registry as unknown as Record<string, (...args: unknown[]) => Promise<unknown>>;
+      const original = calls[method]!.bind(registry);
+      calls[method] = (...args) => original(...args).finally(look);
+    }
+    const job = scheduler(registry);
+    await job.register();
+    for (let turn = 0; turn < 20; turn++) await zk.idle();
+    expect(job.status().registered).toBe(false);
+    expect(leaderSeen).toEqual([]);
+  });
+
+  it('shards once registered, and a firing that comes meanwhile waits for that sharding instead of sharding too', async () => {
+    const zk = new FakeZookeeper();
+    const registry = await zk.connect('ns');
+    const assignments = transactionsSent(registry, (op) =>
+      op.op === 'create' && op.path.endsWith('/instance') && op.path.startsWith('/job/sharding/') ? op.path : undefined,
+    );
+    const job = scheduler(registry);
+    await job.register();
+    await zk.idle();
+    // Sharded at registration (issue 43), with no firing.
+    expect(zk.get('/ns/job/leader/sharding/necessary')).toBeUndefined();
+    expect(job.status().shardingItems).toEqual([0, 1]);
+    // Flagged again; an early sharding and a firing's then ask together: one shards, the other waits and finds
+    // the flag gone.
+    await registry.create('/job/leader/sharding/necessary', Buffer.from(''));
+    await zk.idle();
+    const sharding = (job as unknown as { services: { sharding: ShardingService } }).services.sharding;
+    const config = resolveJobConfiguration({ jobName: 'job', cron: '0 0 0 1 1 *', shardingTotalCount: 2 });
+    await Promise.all([sharding.shardEarly(config), sharding.shardingIfNecessary(config)]);
+    expect(assignments.filter((paths) => paths.length > 0)).toHaveLength(2);
+  });
+
   it('joins a job that has a leader without entering its election latch', async () => {
     const zk = new FakeZookeeper();
     const peer = await zk.connect('ns');
@@ -166,17 +215,19 @@ describe('registration on the in-memory registry', () => {
     expect(latchEntries).toEqual([]);
   });
 
-  it("elects a new job's leader with one create, making no latch node nor container", async () => {
+  it("elects a new job's leader in its instance's transaction, making no latch node nor container", async () => {
     const zk = new FakeZookeeper();
     const registry = await zk.connect('ns');
     const leaderCreates = pathsAskedOf(registry, 'create', (path) => path === LEADER);
     const latchEntries = pathsAskedOf(registry, 'createProtectedEphemeralSequential');
     const containers = pathsAskedOf(registry, 'createContainer');
+    const transactions = transactionsSent(registry, (op) => (op.path === LEADER ? op.path : undefined));
     const job = scheduler(registry);
     await job.register();
     await zk.idle();
     expect(job.status().isLeader).toBe(true);
-    expect(leaderCreates).toEqual([LEADER]);
+    expect(leaderCreates).toEqual([]);
+    expect(transactions.filter((paths) => paths.length > 0)).toEqual([[LEADER]]);
     expect(latchEntries).toEqual([]);
     expect(containers).toEqual([]);
     expect(await registry.exists('/job/leader/election/latch')).toBeUndefined();
@@ -257,13 +308,22 @@ describe('registration on the in-memory registry', () => {
         );
       };
     }
-    // Both race for the leader node (neither cache showed a leader): one create each, the loser's NODE_EXISTS.
+    // Both race for the leader node (neither cache showed a leader), each in its instance's transaction: the
+    // loser's fails with NODE_EXISTS and is sent again without it.
     const leaderCreates = registries.map((registry) => pathsAskedOf(registry, 'create', (path) => path === LEADER));
+    const announces = registries.map((registry) =>
+      transactionsSent(registry, (op) =>
+        op.path.startsWith('/job/instances/') || op.path === LEADER ? op.path : undefined,
+      ),
+    );
     const jobs = registries.map((registry, index) => scheduler(registry, index + 1));
     await Promise.all(jobs.map((job) => job.register()));
     await zk.idle();
     expect(jobs.filter((job) => job.status().isLeader)).toHaveLength(1);
-    expect(leaderCreates).toEqual([[LEADER], [LEADER]]);
+    expect(leaderCreates).toEqual([[], []]);
+    const withLeader = announces.map((sent) => sent.filter((paths) => paths.includes(LEADER)).length);
+    expect(withLeader).toEqual([1, 1]);
+    expect(announces.map((sent) => sent.filter((paths) => paths.length > 0).length).sort()).toEqual([1, 2]);
     expect(setUps.sort()).toEqual([false, true]);
     expect(jobs.every((job) => job.status().registered)).toBe(true);
     expect(directoryReads).toEqual([[], []]);
@@ -277,9 +337,10 @@ describe('registration on the in-memory registry', () => {
       await scheduler(registry, index + 1).register();
       await zk.idle();
     }
-    // The leader's own registration set it (a transaction); the two joins found it set.
+    // The leader's own registration set it (a transaction) and sharded at once (issue 43); the first join set it
+    // again, and the second found it set.
     expect(zk.get('/ns/job/leader/sharding/necessary')).toBeDefined();
-    expect(flagCreates).toEqual([]);
+    expect(flagCreates).toEqual(['/job/leader/sharding/necessary']);
   });
 
   it('joining while the resharding flag is set, writes its server and instance nodes as one transaction', async () => {
@@ -287,7 +348,10 @@ describe('registration on the in-memory registry', () => {
     const leaderRegistry = await zk.connect('ns');
     await scheduler(leaderRegistry, 1).register();
     await zk.idle();
-    expect(zk.get('/ns/job/leader/sharding/necessary')).toBeDefined();
+    // The leader sharded once registered (issue 43), which took the flag away: set again, as a join the leader has
+    // not sharded for yet leaves it.
+    expect(zk.get('/ns/job/leader/sharding/necessary')).toBeUndefined();
+    await leaderRegistry.create('/job/leader/sharding/necessary', Buffer.from(''));
     const registry = await zk.connect('ns');
     // Written one after the other, a peer registering between them would remove the server node as offline.
     const transactions = transactionsSent(registry, (op) => (op.op === 'check' ? undefined : `${op.op} ${op.path}`));
@@ -296,7 +360,7 @@ describe('registration on the in-memory registry', () => {
     expect(transactions).toContainEqual(['create /job/servers/10.0.0.2', 'create /job/instances/10.0.0.2@-@2']);
   });
 
-  it('writes a new instance as one transaction: server, instance and the resharding flag of its leader', async () => {
+  it('writes a new instance as one transaction: server, instance, its leader node and the resharding flag', async () => {
     const zk = new FakeZookeeper();
     const registry = await zk.connect('ns');
     const transactions = transactionsSent(registry, (op) => (op.op === 'check' ? undefined : `${op.op} ${op.path}`));
@@ -306,6 +370,7 @@ describe('registration on the in-memory registry', () => {
     expect(transactions).toContainEqual([
       'create /job/servers/10.0.0.1',
       'create /job/instances/10.0.0.1@-@1',
+      'create /job/leader/election/instance',
       'create /job/leader/sharding/necessary',
     ]);
     expect(registry.stats.writes).toBeLessThanOrEqual(7);

@@ -2,6 +2,7 @@ import { describe, expect, it } from 'vitest';
 import type { TransactionOp } from '../../lib/registry/registry.types.js';
 import {
   mapBounded,
+  STARTS_PER_TURN,
   MULTI_BATCH_BYTES,
   MULTI_BATCH_OPS,
   multiBatches,
@@ -127,6 +128,33 @@ describe('multi requests within the request limit', () => {
     ).rejects.toThrow('no');
     await new Promise((resolve) => setTimeout(resolve, 50));
     expect(started.length).toBeLessThan(6);
+  });
+
+  it.each([
+    ['all at once', 5000],
+    ['a few at a time', 8],
+  ])('mapBounded (%s) lets the event loop turn while thousands of tasks that never wait run', async (_mode, limit) => {
+    let done = 0;
+    const doneAtEachTurn: number[] = [];
+    // Stands for what the loop does between turns (the socket's data, timers, our pings): once a turn.
+    let turning = true;
+    const turn = (): void => {
+      doneAtEachTurn.push(done);
+      if (turning) setImmediate(turn);
+    };
+    setImmediate(turn);
+    const results = await mapBounded(
+      Array.from({ length: 5 * STARTS_PER_TURN }, (_, i) => i),
+      async (i) => {
+        done++;
+        return i;
+      },
+      limit,
+    );
+    turning = false;
+    expect(results).toHaveLength(5 * STARTS_PER_TURN);
+    // The loop turned before the last task: never more than a turn's worth of tasks between two turns.
+    expect(doneAtEachTurn.some((count) => count > 0 && count < 5 * STARTS_PER_TURN)).toBe(true);
   });
 
   it('job options: at most 10000 items, and a configuration that fits one node', () => {

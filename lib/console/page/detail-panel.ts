@@ -181,7 +181,12 @@ export function detailPanel(kit: ConsoleKit): ConsolePanel {
           )
         : h('p', { class: 'hint' }, 'Read-only: actions are off.'),
       h('dl', { class: 'config' }, ...configRows.flatMap(([key, value]) => [h('dt', {}, key), h('dd', {}, value)])),
-      table('Sharding', actions, sharding, 'Not sharded yet: the leader shards at the first firing.'),
+      table(
+        'Sharding',
+        actions,
+        sharding,
+        'Not sharded yet: the leader shards it once registered, or at its next firing.',
+      ),
       table(
         'Servers',
         ['Server', 'Status', 'Instances', ...(kit.actionsEnabled ? ['Actions'] : [])],

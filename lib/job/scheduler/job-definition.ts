@@ -1,6 +1,7 @@
 import type { PreparationLead } from '../../schedule/preparation-lead.js';
 import type { ScriptPolicy } from '../plugins/script-item-executor.js';
 import type { ExecutionLogReader } from '../history/execution-query-reactions.js';
+import type { ItemLineBook } from '../policies/item-lines.js';
 import type { DataflowJobHandler } from '../../interfaces/dataflow-job.interface.js';
 import type { ItemInterceptor } from '../../interfaces/item-interceptor.interface.js';
 import type { JobConfiguration } from '../config/job-configuration.js';
@@ -56,6 +57,8 @@ export interface JobSchedulerSettings {
   scriptPolicy?: ScriptPolicy;
   /** This process's in-memory execution log, answering the cluster's history queries; none when it is off. */
   executionLog?: ExecutionLogReader;
+  /** Where items' kept lines are filed (the execution log's and a tracing database's); when not given, the log's. */
+  lineBook?: ItemLineBook;
   /** How long before its instants a cron firing prepares; the process's (shared by its jobs) when not given. */
   preparationLead?: PreparationLead;
 }

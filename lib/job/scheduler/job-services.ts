@@ -130,7 +130,7 @@ export function wireJobServices(
     itemExecutor,
     settings.itemInterceptors,
     definition.maxConcurrentItems,
-    settings.executionLog?.keepLines ? (settings.executionLog as ItemLineBook) : undefined,
+    settings.lineBook ?? (settings.executionLog?.keepLines ? (settings.executionLog as ItemLineBook) : undefined),
   );
   ctx.events.follow(executor.events);
   const trigger = new CronTrigger(

@@ -90,14 +90,20 @@ export class JobRegistration {
         // ElasticJob enters the election latch only to find, inside it, whether someone leads; the cache (read after
         // our watch was in place) already says so. Entering anyway queued every starting peer behind the others in
         // each job's latch, a chain of round trips that staggered their joins by seconds. With no leader, peers
-        // race for the node with one create each, unless someone is queued in the latch (a Java ElasticJob peer):
-        // a new job's latch container and node, five requests and four watch events, are not made at all. A leader
-        // that leaves meanwhile is elected again by registered() below.
-        if (!leader.hasLeader()) await leader.electByRace();
+        // race for the node with one create each (in the instance's own transaction when it is new), unless someone
+        // is queued in the latch (a Java ElasticJob peer): a new job's latch container and node, five requests and
+        // four watch events, are not made at all. The leader node is written with or after our instance node, never
+        // before: an attempt that fails at the instance (and is retried) never shows peers a leader that is not
+        // there. A leader that leaves meanwhile is elected again by registered() below.
         const announced = await this.announceNewInstance();
         if (announced === undefined) {
           await servers.persistOnline(!config.load().disabled);
           await instances.persistOnline();
+        }
+        // Not elected with our nodes: now that they are there (cached), race if nobody leads and we may lead.
+        if (!announced?.elected) {
+          await ctx.storage.cached.settled();
+          await leader.electIfLeaderless();
         }
         await ctx.storage.cached.settled();
         await servers.removeOfflineServers();
@@ -127,10 +133,14 @@ export class JobRegistration {
 
   /** Registered: the firing loop and the services that run beside it start. */
   private startFiring(): void {
-    const { ctx, config, trigger, reconcile, coordinationEvents, executor, cronReading } = this.services;
+    const { ctx, config, trigger, reconcile, coordinationEvents, executor, cronReading, sharding } = this.services;
     const { cron, timeZone } = config.load();
     trigger.reschedule(cron, timeZone);
     trigger.start();
+    // The leader shards now, not at the first firing (ShardingService.shardEarly).
+    void sharding
+      .shardEarly(config.load())
+      .catch((error: unknown) => ctx.logger.warn(`early sharding failed (the next firing shards): ${String(error)}`));
     reconcile.start();
     coordinationEvents.start();
     void executor
@@ -149,17 +159,26 @@ export class JobRegistration {
    * transaction: two requests, and their watch events, fewer per job at start-up. Undefined, with nothing written,
    * when the cache shows any of them or ZooKeeper disagrees with it: the step-by-step way then runs.
    */
-  private async announceNewInstance(): Promise<{ flagged: boolean } | undefined> {
+  private async announceNewInstance(): Promise<{ flagged: boolean; elected: boolean } | undefined> {
+    const { storage, paths, ip, instanceId } = this.services.ctx;
+    if (storage.cached.has(paths.server(ip)) || storage.cached.has(paths.instance(instanceId))) return undefined;
+    // No leader and nobody queued in the latch: our leader node goes in too (the race's one create; see
+    // LeaderService.electByRace). Lost to a peer's (NODE_EXISTS), the nodes are sent again without it.
+    const elect = !this.services.leader.hasLeader() && storage.cached.children(paths.leaderElectionLatch).length === 0;
+    return (await this.announce(elect)) ?? (elect ? this.announce(false) : undefined);
+  }
+
+  private async announce(elect: boolean): Promise<{ flagged: boolean; elected: boolean } | undefined> {
     const { ctx, config, instances, leader } = this.services;
     const { storage, paths, ip, instanceId } = ctx;
-    if (storage.cached.has(paths.server(ip)) || storage.cached.has(paths.instance(instanceId))) return undefined;
     const ops = [
       storage.createOp(paths.server(ip), config.load().disabled ? SERVER_DISABLED : SERVER_ENABLED),
       instances.createOp(),
     ];
+    if (elect) ops.push(storage.createOp(paths.leaderElectionInstance, instanceId, 'EPHEMERAL'));
     // A flag already set (a peer joined first) is left as it is. The server and instance nodes still go together:
     // written one after the other, a peer registering between them removed our server node as offline.
-    const flagged = leader.isLeader() && !storage.cached.has(paths.shardingNecessary);
+    const flagged = (elect || leader.isLeader()) && !storage.cached.has(paths.shardingNecessary);
     if (flagged) ops.push(storage.createOp(paths.shardingNecessary, ''));
     const session = ctx.connection.getSessionId();
     try {
@@ -170,7 +189,8 @@ export class JobRegistration {
       throw error;
     }
     instances.recordCreated(session);
-    return { flagged };
+    if (elect) ctx.logger.log(`elected leader (${instanceId})`);
+    return { flagged, elected: elect };
   }
 
   /** After a new session: our ephemeral nodes are gone. Put them back, clear stale markers, re-elect. */

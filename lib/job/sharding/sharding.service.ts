@@ -35,6 +35,9 @@ export function validateShardingResult(
  * event-driven and bounded (ElasticJob polls every 100 ms without bound, docs/reference/elasticjob.md §8 #2395).
  */
 export class ShardingService {
+  /** The sharding (or the wait for the leader's) running now, if any. */
+  private inFlight: Promise<void> | undefined;
+
   constructor(
     private readonly ctx: JobContext,
     private readonly leader: LeaderService,
@@ -86,7 +89,32 @@ export class ShardingService {
     return stray;
   }
 
+  /**
+   * The leader shards now if the flag is set, rather than at the next firing: started with the job, the first
+   * firing then finds its items assigned and starts them on its instant instead of sharding while they wait (a
+   * thousand jobs' sharding at one instant, issue 43). ElasticJob shards lazily at the firing, but nothing in its
+   * protocol ties the sharding to one (ShardingService.shardingIfNecessary reads only the flag and the instances),
+   * and a Java follower reads the same nodes. A firing meanwhile waits for this sharding (shardingIfNecessary).
+   */
+  async shardEarly(config: JobConfiguration): Promise<void> {
+    if (!this.leader.isLeader() || !this.isNeedSharding()) return;
+    await this.shardingIfNecessary(config);
+  }
+
+  /**
+   * ElasticJob's shardingIfNecessary, one at a time per job: an early sharding (shardEarly) and a firing's, or two
+   * firings', never shard together; the later one runs once the earlier is done (and finds the flag gone).
+   */
   async shardingIfNecessary(config: JobConfiguration): Promise<void> {
+    while (this.inFlight) await this.inFlight.catch(() => undefined);
+    const run = this.shardIfNecessary(config).finally(() => {
+      if (this.inFlight === run) this.inFlight = undefined;
+    });
+    this.inFlight = run;
+    return run;
+  }
+
+  private async shardIfNecessary(config: JobConfiguration): Promise<void> {
     const { storage, paths, logger, waitTimeoutMs } = this.ctx;
     if (!this.isNeedSharding() && !(await this.flagItemsWithoutLiveOwner(config))) return;
     if (!this.instances.hasAvailableJobInstances()) return;

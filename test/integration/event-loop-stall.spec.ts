@@ -1,0 +1,49 @@
+import { Logger } from '@nestjs/common';
+import { afterEach, describe, expect, it, vi } from 'vitest';
+import type { ConnectionStateChange } from '../../lib/registry/registry.types.js';
+import { releaseAll } from '../support/resources.js';
+import { startRegistry } from '../support/zk.js';
+
+/**
+ * A process that does not run for a while (a long synchronous stretch, a host too busy to schedule it) has not
+ * heard ZooKeeper meanwhile, but ZooKeeper did answer: its bytes wait in the socket until the loop reads them. The
+ * liveness watchdog (zookeeper-session.ts) must not take our own stall for a silent partition.
+ */
+
+afterEach(async () => {
+  await releaseAll();
+  vi.restoreAllMocks();
+});
+
+describe('a stall of our own event loop', () => {
+  it('shorter than the session timeout but longer than the watchdog limit: the connection and the session stay', async () => {
+    const registry = await startRegistry({ sessionTimeoutMilliseconds: 4000 });
+    const warnings = vi.spyOn(Logger.prototype, 'warn');
+    const states: ConnectionStateChange['state'][] = [];
+    const unsubscribe = registry.onStateChange((change) => states.push(change.state));
+    try {
+      const timeout = registry.sessionTimeoutMs;
+      // Answered just now: the server heard us, and expires the session only a whole timeout after this.
+      await registry.exists('/');
+      // Past the watchdog's limit of 2/3 of the timeout, within the timeout.
+      const stallMs = Math.floor((timeout * 5) / 6);
+      const until = Date.now() + stallMs;
+      while (Date.now() < until) {
+        // busy: nothing else runs in this process
+      }
+      // The first checks after the stall have run once a request made after it is answered and a watchdog
+      // period (timeout / 6) has passed twice.
+      await registry.exists('/');
+      await new Promise((resolve) => setTimeout(resolve, timeout / 3));
+      await registry.exists('/');
+      expect(
+        warnings.mock.calls.map((call) => String(call[0])).filter((log) => /nothing received|lost/.test(log)),
+      ).toEqual([]);
+      expect(states).toEqual([]);
+      expect(registry.isConnected()).toBe(true);
+    } finally {
+      unsubscribe();
+      await registry.close();
+    }
+  });
+});
