@@ -20,6 +20,7 @@ import { transportWait } from './benches/transport.bench.js';
 import { consoleAtSize } from './benches/console.bench.js';
 import { bullmqBurst } from './benches/bullmq.bench.js';
 import { burstAtInstant } from './benches/burst.bench.js';
+import { workflowHandover } from './benches/workflow.bench.js';
 import { itemLogsInBurst, LINES_PER_ITEM, policiesSetUnused } from './benches/item-policies.bench.js';
 import { type Figure, quick, ROUNDS, round, startZookeeper, stopZookeeper } from './support/bench-support.js';
 
@@ -83,6 +84,7 @@ async function main(): Promise<void> {
     const clusterFloor = await step('scale.8x1', () => scaleCluster(8, 1));
     const items1k = await step('items.1000', () => manyItems(1000));
     const items10k = await step(`items.${MAX_SHARDING_TOTAL_COUNT}`, () => manyItems(MAX_SHARDING_TOTAL_COUNT));
+    const workflow = await step('workflow.handover', () => workflowHandover());
     // Issue 41: the item policies set but unused, and item logs in the burst, each beside none in the same run.
     const policies = await step('policies.unused', () => policiesSetUnused());
     const itemLogs = await step('itemLogs.burst', () => itemLogsInBurst());
@@ -267,6 +269,16 @@ async function main(): Promise<void> {
         x ? `sharded ${f(x.shardedMs)} after start; RSS ${f(x.rssMb)}` : '',
         n === String(MAX_SHARDING_TOTAL_COUNT) ? 'the maximum: works' : '',
       ]),
+      [
+        "workflow: a parent's last item → its child's first item",
+        workflow ? `p50 ${workflow.handoverP50} ms, p99 ${workflow.handoverP99} ms (${workflow.runs} runs)` : 'skipped',
+        workflow
+          ? `a firing's instant → its item, same processes: p50 ${workflow.firingP50} ms, p99 ${workflow.firingP99} ms; ` +
+            `p50 split: outcome recorded ${workflow.recordP50} ms, then child's item ${workflow.afterRecordP50} ms; ` +
+            `trigger → first item ${f(workflow.triggerToFirstItem)}; ${workflow.processes} processes, 2 items a step`
+          : '',
+        "within 50 ms of a firing's instant → its item",
+      ],
       [
         '100 jobs × 1 item every second, item policies set but unused: lateness',
         policies ? `p99 ${f(policies.policies.latenessP99)}, p50 ${f(policies.policies.latenessP50)}` : 'skipped',

@@ -222,6 +222,8 @@ export class ConsoleNamespace {
     } else if (change.kind === 'resync') {
       this.rows.markAll();
       this.changes.next({ type: 'resync' });
+    } else if (change.kind === 'workflows') {
+      this.changes.next({ type: 'workflows', workflows: change.workflows });
     } else {
       this.changes.next({ type: 'connection', connected: change.connected });
     }

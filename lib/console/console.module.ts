@@ -3,6 +3,7 @@ import { ConsoleActionGuard } from './console-action.guard.js';
 import { CONSOLE_OPTIONS, type ElasticJobConsoleOptions, resolveConsoleOptions } from './console-options.js';
 import { ConsoleStateService } from './console-state.service.js';
 import { createConsoleController } from './console.controller.js';
+import { createWorkflowsController } from './console-workflows.controller.js';
 
 /**
  * The web console (docs/guide/console.md): a page and its JSON routes under `path` in the app's HTTP server, over the
@@ -15,7 +16,7 @@ export class ElasticJobConsoleModule {
     const resolved = resolveConsoleOptions(options);
     return {
       module: ElasticJobConsoleModule,
-      controllers: [createConsoleController(resolved)],
+      controllers: [createConsoleController(resolved), createWorkflowsController(resolved)],
       providers: [{ provide: CONSOLE_OPTIONS, useValue: resolved }, ConsoleStateService, ConsoleActionGuard],
     };
   }

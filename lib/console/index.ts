@@ -13,3 +13,4 @@ export type {
   ConsoleRegistryInfo,
 } from './console-state.service.js';
 export { CSRF_COOKIE, CSRF_HEADER } from './console-action.guard.js';
+export type { ConsoleWorkflow } from './model/workflow-model.js';

@@ -42,7 +42,7 @@ export class NamespaceFollower {
     if (state.kind === 'following' || state.kind === 'closed') return;
     if (state.kind === 'starting') return state.started;
     const started = this.operator()
-      .watch((change) => this.onChange(change))
+      .watch((change) => this.onChange(change), { workflows: true })
       .then(
         (watch) => {
           if (this.state.kind === 'closed') return watch.close();

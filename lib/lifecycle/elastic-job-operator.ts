@@ -32,6 +32,7 @@ import { ShardingStatisticsApi } from './sharding-statistics.api.js';
 import { WorkflowOperateApi } from './workflow-operate.api.js';
 import { checkWorkflowNode } from './operator-input.js';
 import type { WorkflowRun } from '../workflow/workflow-run.js';
+import type { WorkflowOptions } from '../interfaces/workflow-options.interface.js';
 
 /** ElasticJob's six lifecycle APIs over one registry center. */
 interface Apis {
@@ -313,11 +314,20 @@ export class ElasticJobOperator {
   /**
    * Tells `listener` which jobs' nodes change, as they change (one ZooKeeper watch over the namespace, changes
    * gathered for 200 ms), `resync` after a reconnection (changes meanwhile were missed) and the connection's state.
-   * What ElasticJob's console would poll for. Stop it with the result's close().
+   * What ElasticJob's console would poll for. With `{ workflows: true }`, also which workflows' runs change
+   * (`{ kind: 'workflows', workflows }`). Stop it with the result's close().
    */
-  async watch(listener: (change: NamespaceChange) => void): Promise<{ close(): void }> {
+  async watch(
+    listener: (change: NamespaceChange) => void,
+    options: { workflows?: boolean } = {},
+  ): Promise<{ close(): void }> {
     const { registry } = await this.api();
-    return NamespaceWatch.start(registry, listener, (message) => new Logger('ElasticJob:operator').warn(message));
+    return NamespaceWatch.start(
+      registry,
+      listener,
+      (message) => new Logger('ElasticJob:operator').warn(message),
+      options,
+    );
   }
 
   // ---------------------------------------------------------------- workflows (docs/guide/workflows.md)
@@ -331,10 +341,31 @@ export class ElasticJobOperator {
     return this.run('triggerWorkflow', (apis) => apis.workflows.trigger(name));
   }
 
-  /** The workflow's runs kept in ZooKeeper (its `keepRuns`), newest first: each one's state and each step's. */
-  async getWorkflowRuns(name: string): Promise<WorkflowRun[]> {
+  /**
+   * The workflows of the namespace, by name: each one's definition (cron, steps and the steps they wait for) as the
+   * instances declaring it stored it when they started. What the console lists.
+   */
+  async getWorkflows(): Promise<WorkflowOptions[]> {
+    return this.run('getWorkflows', (apis) => apis.workflows.list());
+  }
+
+  /**
+   * The workflow's runs kept in ZooKeeper (its `keepRuns`), newest first: each one's state and each step's. `limit`
+   * (1..1000): only the newest ones, and only they are read.
+   */
+  async getWorkflowRuns(name: string, options: { limit?: number } = {}): Promise<WorkflowRun[]> {
     checkWorkflowNode(name, 'getWorkflowRuns', 'name');
-    return this.run('getWorkflowRuns', (apis) => apis.workflows.runs(name));
+    if (typeof options !== 'object' || options === null)
+      throw new InvalidOperationError('getWorkflowRuns', 'options', `must be { limit? }, got ${quoteInput(options)}`);
+    checkKeys(options, ['limit'], 'getWorkflowRuns');
+    const { limit } = options;
+    if (limit !== undefined && (!Number.isSafeInteger(limit) || limit < 1 || limit > 1000))
+      throw new InvalidOperationError(
+        'getWorkflowRuns',
+        'limit',
+        `must be an integer 1..1000, got ${quoteInput(limit)}`,
+      );
+    return this.run('getWorkflowRuns', (apis) => apis.workflows.runs(name, limit));
   }
 
   /**

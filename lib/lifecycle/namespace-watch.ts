@@ -8,7 +8,9 @@ export type NamespaceChange =
   | { readonly kind: 'jobs'; readonly jobNames: readonly string[] }
   /** The connection came back: changes made meanwhile were not seen; everything should be read again. */
   | { readonly kind: 'resync' }
-  | { readonly kind: 'connection'; readonly connected: boolean };
+  | { readonly kind: 'connection'; readonly connected: boolean }
+  /** Told only to a watch started with `{ workflows: true }`: the workflows whose runs (or definition) changed. */
+  | { readonly kind: 'workflows'; readonly workflows: readonly string[] };
 
 /** Changes closer together than this are told once, with every job they touched (a busy job writes on each firing). */
 const SETTLE_MS = 200;
@@ -21,6 +23,7 @@ const SETTLE_MS = 200;
 export class NamespaceWatch {
   private state: 'WATCHING' | 'CLOSED' = 'WATCHING';
   private pending = new Set<string>();
+  private pendingWorkflows = new Set<string>();
   private timer: NodeJS.Timeout | undefined;
   private readonly unsubscribe: () => void;
   private readonly watcher = (event: WatchEvent): void => this.onEvent(event);
@@ -29,6 +32,7 @@ export class NamespaceWatch {
     private readonly registry: RegistryCenter,
     private readonly listener: (change: NamespaceChange) => void,
     private readonly warn: (message: string) => void,
+    private readonly workflows: boolean,
   ) {
     this.unsubscribe = registry.onStateChange((change) => {
       if (this.state === 'CLOSED') return;
@@ -47,8 +51,9 @@ export class NamespaceWatch {
     registry: RegistryCenter,
     listener: (change: NamespaceChange) => void,
     warn: (message: string) => void,
+    options: { workflows?: boolean } = {},
   ): Promise<NamespaceWatch> {
-    const watch = new NamespaceWatch(registry, listener, warn);
+    const watch = new NamespaceWatch(registry, listener, warn, options.workflows === true);
     try {
       await registry.addPersistentRecursiveWatch('/', watch.watcher);
     } catch (error) {
@@ -65,23 +70,32 @@ export class NamespaceWatch {
     this.registry.removePersistentRecursiveWatch('/', this.watcher);
     clearTimeout(this.timer);
     this.pending.clear();
+    this.pendingWorkflows.clear();
   }
 
   private onEvent(event: WatchEvent): void {
     if (this.state === 'CLOSED') return;
-    const [, jobName, child] = event.path.split('/');
+    const segments = event.path.split('/');
+    const [, jobName, child] = segments;
     if (!jobName) return;
     // History queries and their replies (executions/, written by getExecutions itself) change nothing a watcher
     // shows: told as a job change, a console re-querying on job changes would query forever.
-    if (child === 'executions') return;
+    if (child === 'executions' && jobName !== WORKFLOWS_NODE) return;
     // The workflows' runs (workflow/workflow-paths.ts) are no job's: told as one, every item recorded would re-read it.
-    if (jobName === WORKFLOWS_NODE) return;
-    this.pending.add(jobName);
+    // Asked for, a workflow's change is told by its name, but only down to its runs' own nodes
+    // (`/.workflows/{name}/runs/{runId}`, where the steps' states are): the items' records below them are not.
+    if (jobName === WORKFLOWS_NODE) {
+      if (!this.workflows || !child || segments.length > 5) return;
+      this.pendingWorkflows.add(child);
+    } else this.pending.add(jobName);
     this.timer ??= setTimeout(() => {
       this.timer = undefined;
       const jobNames = [...this.pending];
+      const workflows = [...this.pendingWorkflows];
       this.pending.clear();
-      this.tell({ kind: 'jobs', jobNames });
+      this.pendingWorkflows.clear();
+      if (jobNames.length) this.tell({ kind: 'jobs', jobNames });
+      if (workflows.length) this.tell({ kind: 'workflows', workflows });
     }, SETTLE_MS);
   }
 

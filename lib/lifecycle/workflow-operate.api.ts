@@ -3,6 +3,8 @@ import type { RegistryCenter } from '../registry/registry-center.js';
 import { checkWorkflowNode } from './operator-input.js';
 import { cancelRun, newRunId, rerunStep, type WorkflowRun } from '../workflow/workflow-run.js';
 import { WorkflowStore } from '../workflow/workflow-store.js';
+import { WORKFLOWS_NODE } from '../workflow/workflow-paths.js';
+import type { WorkflowOptions } from '../interfaces/workflow-options.interface.js';
 
 /** A lost race with the coordinator (it moved the run meanwhile) is read again this many times. */
 const RACES = 5;
@@ -23,10 +25,21 @@ export class WorkflowOperateApi {
     return run.id;
   }
 
-  /** The runs kept, newest first, each with its steps' states. */
-  async runs(name: string): Promise<WorkflowRun[]> {
+  /**
+   * The workflows stored in the namespace (by any app's instances), by name: each one's definition as its instances
+   * wrote it at start. A child of `/.workflows` without a readable definition is left out (its store logs it).
+   */
+  async list(): Promise<WorkflowOptions[]> {
+    const names = ((await this.registry.getChildren(`/${WORKFLOWS_NODE}`)) ?? []).sort();
+    const definitions = await Promise.all(names.map((name) => new WorkflowStore(this.registry, name).readDefinition()));
+    return definitions.flatMap((definition, index) => (definition ? [{ ...definition, name: names[index]! }] : []));
+  }
+
+  /** The runs kept (the newest `limit` of them), newest first, each with its steps' states. */
+  async runs(name: string, limit = Number.MAX_SAFE_INTEGER): Promise<WorkflowRun[]> {
     const store = await this.store(name, 'getWorkflowRuns');
-    const runs = await Promise.all((await store.runIds()).map((id) => store.readRun(id)));
+    // Ids sort as runs were made: only the newest are read (a console shows a few of up to 1000 kept).
+    const runs = await Promise.all((await store.runIds()).slice(-limit).map((id) => store.readRun(id)));
     return runs.flatMap((stored) => (stored ? [stored.run] : [])).reverse();
   }
 

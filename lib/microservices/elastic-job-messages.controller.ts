@@ -55,6 +55,7 @@ const MESSAGE_FIELDS = {
   'workflow-runs': ['workflow'],
   'workflow-rerun-step': ['workflow', 'runId', 'jobName', 'items'],
   'workflow-cancel': ['workflow', 'runId'],
+  workflows: [],
 } as const satisfies Record<string, ReadonlyArray<keyof ElasticJobMessage>>;
 
 export type ElasticJobMessageName = keyof typeof MESSAGE_FIELDS;
@@ -110,7 +111,7 @@ function targetOf(operation: string, message: ElasticJobMessage): OperationTarge
  * A controller answering the operator API as message patterns (docs/guide/microservices.md), over whatever transports
  * the app is connected to: `{prefix}.jobs`, `.job`, `.sharding`, `.trigger`, `.disable`, `.enable`,
  * `.disable-item`, `.enable-item`, `.rerun-item` (and the workflows': `.workflow-trigger`, `.workflow-runs`,
- * `.workflow-rerun-step`, `.workflow-cancel`), with payloads `{ jobName, ip?, item?, jobParameter? }` (each pattern takes only its
+ * `.workflow-rerun-step`, `.workflow-cancel`, `.workflows`), with payloads `{ jobName, ip?, item?, jobParameter? }` (each pattern takes only its
  * own fields, checked as the operator API checks them). Errors come back as `RpcException`s carrying
  * `{ name, code, message, registryCode? }` (ElasticJobRpcError), the same on every transport. Add the class it returns to a module's `controllers`.
  * @publicApi
@@ -247,6 +248,11 @@ export function elasticJobMessagesController(options: ElasticJobMessagesOptions 
       return run('workflow-cancel', message, (operation, payload) =>
         this.operator.cancelWorkflowRun(workflowOf(operation, payload), runIdOf(operation, payload)),
       );
+    }
+
+    @MessagePattern(`${prefix}.workflows`)
+    workflows(@Payload() message: unknown) {
+      return run('workflows', message, () => this.operator.getWorkflows());
     }
   }
   return ElasticJobMessagesController;

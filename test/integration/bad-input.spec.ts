@@ -763,7 +763,7 @@ describe('the CLI refuses bad input: exit 2 for a bad argument, 3 for what is no
       [
         [HUGE],
         EXIT_USAGE,
-        `unknown command ${HUGE_QUOTED}; commands: jobs, job, servers, sharding, trigger, disable, enable, disable-item, enable-item, rerun-item, shutdown, remove, remove-job, config, dump, workflow-trigger, workflow-runs, workflow-rerun, workflow-cancel`,
+        `unknown command ${HUGE_QUOTED}; commands: jobs, job, servers, sharding, trigger, disable, enable, disable-item, enable-item, rerun-item, shutdown, remove, remove-job, config, dump, workflow-trigger, workflow-runs, workflow-rerun, workflow-cancel, workflows`,
       ],
       [['jobs', '--timeout', HUGE], EXIT_USAGE, `--timeout takes milliseconds (an integer > 0), got ${HUGE_QUOTED}`],
     ];

@@ -171,7 +171,13 @@ describe('workflows', () => {
     );
     expect(events.filter((event) => event.type === 'workflow.run.started')).toHaveLength(2);
     expect(events.filter((event) => event.type === 'workflow.step.started')).toHaveLength(8);
-    expect((await operator.getWorkflowRuns('nightly')).map((run) => run.state)).toEqual(['COMPLETED', 'COMPLETED']);
+    const runs = await operator.getWorkflowRuns('nightly');
+    expect(runs.map((run) => run.state)).toEqual(['COMPLETED', 'COMPLETED']);
+    // The newest only, when asked (the console's view reads its few of up to 1000 kept).
+    expect(await operator.getWorkflowRuns('nightly', { limit: 1 })).toEqual([runs[0]]);
+    await expect(operator.getWorkflowRuns('nightly', { limit: 0 })).rejects.toThrow(
+      "getWorkflowRuns: invalid 'limit': must be an integer 1..1000, got 0",
+    );
   });
 
   it('fails the run on a failed item of b and never starts d; re-running b failed item completes the run', async () => {
@@ -309,6 +315,11 @@ describe('workflows', () => {
     expect(cancelled).toMatchObject({ code: 0, stdout: `Cancelled run ${second} of workflow 'nightly'.\n` });
     release();
     holdA = undefined;
+    // The workflows, as the pattern and the CLI list them (getWorkflows).
+    expect(await ask<unknown[]>('workflows', {})).toEqual([DIAMOND]);
+    const workflowsListed = await cliOn(namespace, 'workflows');
+    expect(workflowsListed).toMatchObject({ code: 0 });
+    expect(workflowsListed.stdout).toMatch(/^nightly +- +a b<-a c<-a d<-b,c$/m);
     const listed = await cliOn(namespace, 'workflow-runs', 'nightly');
     expect(listed.code).toBe(0);
     expect(listed.stdout).toContain(`${second}  CANCELLED`);

@@ -18,6 +18,7 @@ import {
   workflowRerunCommand,
   workflowRunsCommand,
   workflowTriggerCommand,
+  workflowsCommand,
 } from './workflow.commands.js';
 
 /** Every command, in the order the usage text lists them. */
@@ -41,4 +42,5 @@ export const COMMANDS: readonly CliCommand[] = [
   workflowRunsCommand,
   workflowRerunCommand,
   workflowCancelCommand,
+  workflowsCommand,
 ];

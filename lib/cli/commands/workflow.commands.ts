@@ -75,3 +75,29 @@ export const workflowCancelCommand: CliCommand = {
     return { json: run, human: `Cancelled run ${run.id} of workflow '${args[0]!}'.\n` };
   },
 };
+
+export const workflowsCommand: CliCommand = {
+  name: 'workflows',
+  synopsis: '',
+  summary: 'the workflows of the namespace, with their cron and each step with the steps it waits for',
+  arity: [0, 0],
+  options: [],
+  async run({ operator }) {
+    const workflows = await operator.getWorkflows();
+    if (workflows.length === 0) return { json: workflows, human: 'No workflow in this namespace.\n' };
+    return {
+      json: workflows,
+      human: formatTable(
+        ['WORKFLOW', 'CRON', 'STEPS'],
+        workflows.map((workflow) => [
+          workflow.name,
+          workflow.cron ?? NONE,
+          // `load<-transform,audit`: a step and the steps it waits for, as declared.
+          Object.entries(workflow.steps)
+            .map(([step, parents]) => (parents.length ? `${step}<-${parents.join(',')}` : step))
+            .join(' '),
+        ]),
+      ),
+    };
+  },
+};

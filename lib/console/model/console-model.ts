@@ -56,4 +56,6 @@ export type ConsoleChange =
   | { type: 'jobs'; jobNames: readonly string[] }
   | { type: 'resync' }
   | { type: 'connection'; connected: boolean }
-  | { type: 'executions' };
+  | { type: 'executions' }
+  /** The runs of these workflows changed (a step moved, a run began or ended). */
+  | { type: 'workflows'; workflows: readonly string[] };

@@ -12,7 +12,7 @@ import type { ConsoleKit, ConsolePanel } from './console-kit.js';
 export function consoleApp(
   kit: ConsoleKit,
   panels: Record<
-    'jobs' | 'detail' | 'executions' | 'servers' | 'editor' | 'failures',
+    'jobs' | 'detail' | 'executions' | 'servers' | 'editor' | 'failures' | 'workflows',
     (kit: ConsoleKit) => ConsolePanel
   >,
 ): void {
@@ -25,6 +25,7 @@ export function consoleApp(
   const editor = panels.editor(kit);
   const failures = panels.failures(kit);
   const loadFailures = failures.load;
+  const loadWorkflows = panels.workflows(kit).load;
   const [loadJobs, loadDetail, loadServers, loadExecutions] = [jobs.load, detail.load, servers.load, executions.load];
 
   // ------------------------------------------------------------------ navigation
@@ -81,6 +82,12 @@ export function consoleApp(
       h('section', { 'aria-label': 'Job configuration editor', class: 'panel', id: 'editor', hidden: true }),
       h(
         'section',
+        { 'aria-labelledby': 'workflows-title', class: 'panel wide', hidden: true },
+        h('h2', { id: 'workflows-title' }, 'Workflows'),
+        h('div', { id: 'workflows' }, h('p', { class: 'hint' }, 'Loading…')),
+      ),
+      h(
+        'section',
         { 'aria-labelledby': 'failures-title', class: 'panel wide' },
         h('h2', { id: 'failures-title' }, 'Failures'),
         h('div', { id: 'failures' }),
@@ -124,7 +131,7 @@ export function consoleApp(
   detail.render();
   executions.render();
   failures.render();
-  reload([loadJobs, loadDetail, loadServers, loadExecutions, loadFailures]);
+  reload([loadJobs, loadDetail, loadServers, loadExecutions, loadFailures, loadWorkflows]);
 
   // ------------------------------------------------------------------ live changes (pushed, not polled)
   const setLive = (live: boolean) => {
@@ -167,7 +174,9 @@ export function consoleApp(
       if (state.registry || kit.historySource === 'cluster') historySoon();
       if (state.selected && (change.jobNames ?? []).includes(state.selected)) soon(loadDetail);
     } else if (change.type === 'resync') {
-      soon(loadJobs, loadDetail, loadServers, loadExecutions, loadFailures);
+      soon(loadJobs, loadDetail, loadServers, loadExecutions, loadFailures, loadWorkflows);
+    } else if (change.type === 'workflows') {
+      soon(loadWorkflows);
     } else if (change.type === 'executions') {
       soon(loadExecutions, loadFailures);
     } else if (change.type === 'connection') {
@@ -207,7 +216,7 @@ export function consoleApp(
       editor.render();
       detail.render();
       follow();
-      reload([loadJobs, loadServers, loadExecutions, loadFailures]);
+      reload([loadJobs, loadServers, loadExecutions, loadFailures, loadWorkflows]);
     });
     kit.replace('registries', h('label', { for: 'registry', class: 'visually-hidden' }, 'Registry'), select);
   });

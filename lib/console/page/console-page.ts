@@ -6,6 +6,7 @@ import { executionsPanel } from './executions-panel.js';
 import { failuresPanel } from './failures-panel.js';
 import { jobsPanel } from './jobs-panel.js';
 import { serversPanel } from './servers-panel.js';
+import { workflowsPanel } from './workflows-panel.js';
 
 /**
  * The page's script, put together from the functions' own sources (each written in TypeScript, type-checked and
@@ -20,6 +21,7 @@ export const CONSOLE_SCRIPT =
   `  servers: ${serversPanel.toString()},\n` +
   `  editor: ${configEditor.toString()},\n` +
   `  failures: ${failuresPanel.toString()},\n` +
+  `  workflows: ${workflowsPanel.toString()},\n` +
   `});\n`;
 
 function escapeHtml(text: string): string {
@@ -141,4 +143,22 @@ pre { white-space: pre-wrap; font-size: .8rem; }
 .diff { padding-left: 1.2rem; }
 .diff del { color: var(--bad); }
 .diff ins { color: var(--ok); text-decoration: none; }
+/* The workflows' DAGs: a step's box coloured by its state in the latest run. */
+.workflow + .workflow { border-top: 1px solid var(--line); margin-top: 1rem; padding-top: .5rem; }
+.workflow h3 { font-size: 1rem; margin: .25rem 0; }
+.dag-wrap { overflow-x: auto; margin: .5rem 0; }
+.dag .edge { fill: none; stroke: var(--muted); stroke-width: 1.5; }
+.dag .arrow { fill: var(--muted); }
+.dag .step { cursor: pointer; }
+.dag .step rect { fill: var(--bg); stroke: var(--line); stroke-width: 2; }
+.dag .step text { fill: var(--fg); font-size: 13px; }
+.dag .step .step-state { fill: var(--muted); font-size: 11px; }
+.dag .step-completed rect { stroke: var(--ok); }
+.dag .step-running rect { stroke: var(--accent); }
+.dag .step-failed rect { stroke: var(--bad); }
+.dag .step:focus-visible rect, .dag .step:hover rect { stroke-width: 3; }
+.badge-completed { color: var(--ok); }
+.badge-cancelled { color: var(--muted); }
+.badge-failed { color: var(--bad); }
+.run-step { white-space: nowrap; }
 `;
