@@ -2,7 +2,7 @@ import { Logger } from '@nestjs/common';
 import { describeError, registryErrorCode, InvalidOperationError } from '../errors/elastic-job.errors.js';
 import type { WorkflowOptions } from '../interfaces/workflow-options.interface.js';
 import type { RegistryCenter } from '../registry/registry-center.js';
-import type { TransactionOp, WatchEvent } from '../registry/registry.types.js';
+import type { WatchEvent } from '../registry/registry.types.js';
 import { CronTrigger } from '../schedule/cron-trigger.js';
 import { JobNodePath } from '../job/paths.js';
 import { expandCronPreset } from '../schedule/cron-expression.js';
@@ -38,6 +38,8 @@ export class WorkflowCoordinator {
   private leading = false;
   private closed = false;
   private advancing: Promise<void> | undefined;
+  /** The run this coordinator last looked at: read beside the `active` node at the next look (it is usually that one). */
+  private lastRunId: string | undefined;
   private again = false;
   private cron: CronTrigger | undefined;
   private unsubscribe: (() => void) | undefined;
@@ -189,19 +191,35 @@ export class WorkflowCoordinator {
     }
   }
 
-  /** One move of the active run, if its stored state and its items' outcomes allow one. */
+  /**
+   * One move of the active run, if its stored state and its items' outcomes allow one. The steps its completions make
+   * startable start in the same move (one transaction, not a second look after it), so what they need (their job's
+   * item count, an instance online) is read beside the outcomes, for every step whose parents are all running or
+   * completed: the handover from a parent's last item to its child's first is a few round trips (docs/guide/workflows.md).
+   */
   private async advance(): Promise<void> {
-    const active = await this.store.readActive();
+    // The run last moved is read beside the `active` node naming the run (sent after it: never older than it).
+    const guess = this.lastRunId;
+    const [active, guessed] = await Promise.all([
+      this.store.readActive(),
+      guess === undefined ? undefined : this.store.readRun(guess),
+    ]);
     if (!active) return;
-    const stored = await this.store.readRun(active.runId);
+    this.lastRunId = active.runId;
+    const stored = active.runId === guess ? guessed : await this.store.readRun(active.runId);
     if (!stored) return;
     const { run } = stored;
-    const outcomes = await this.store.readOutcomes(run.id, runningSteps(run));
+    const [outcomes, probes] = await Promise.all([
+      this.store.readOutcomes(run.id, runningSteps(run)),
+      Promise.all(nextSteps(run).map(async (step) => ({ step, ...(await this.probe(step)) }))),
+    ]);
+    const completing = advanceRun(run, outcomes, new Map(), new Date())?.run ?? run;
+    const startable = new Set(startableSteps(completing));
     const totals = new Map<string, number>();
-    for (const step of startableSteps(run)) {
-      const total = await this.store.readTotal(step);
+    for (const { step, total, online } of probes) {
+      if (!startable.has(step)) continue;
       if (total === undefined) this.logger.warn(`step '${step}': its job's config cannot be read; not started yet`);
-      else if (!(await this.store.hasInstances(step))) {
+      else if (!online) {
         if (!this.waitingSaid.has(`${run.id}/${step}`))
           this.logger.warn(`run ${run.id}: step '${step}' waits for an instance of job '${step}' to come online`);
         this.waitingSaid.add(`${run.id}/${step}`);
@@ -209,19 +227,26 @@ export class WorkflowCoordinator {
     }
     const moved = advanceRun(run, outcomes, totals, new Date());
     if (!moved) return;
-    const ops: TransactionOp[] = [];
-    for (const transition of moved.transitions)
-      if (transition.type === 'step.started') {
-        const step = moved.run.steps[transition.step]!;
-        ops.push(...(await this.store.startOps(run.id, transition.step, transition.items, step.total!)));
-      }
+    const starts = await Promise.all(
+      moved.transitions.map((transition) =>
+        transition.type === 'step.started'
+          ? this.store.startOps(run.id, transition.step, transition.items, moved.run.steps[transition.step]!.total!)
+          : [],
+      ),
+    );
     if (!this.leading || this.closed) return;
-    await this.store.writeRun(stored, moved.run, ops, active);
+    await this.store.writeRun(stored, moved.run, starts.flat(), active);
     for (const transition of moved.transitions) this.report(moved.run, transition);
     if (moved.run.state !== 'RUNNING') {
       const pruned = await this.store.prune(this.workflow.keepRuns ?? DEFAULT_KEEP_RUNS);
       if (pruned.length > 0) this.logger.log(`runs deleted (keepRuns): ${pruned.join(', ')}`);
     }
+  }
+
+  /** A step's job: its item count (undefined when its config cannot be read) and whether an instance is online. */
+  private async probe(step: string): Promise<{ total: number | undefined; online: boolean }> {
+    const [total, online] = await Promise.all([this.store.readTotal(step), this.store.hasInstances(step)]);
+    return { total, online };
   }
 
   private report(run: WorkflowRun, transition: WorkflowTransition): void {
@@ -239,4 +264,16 @@ export class WorkflowCoordinator {
       this.logger.warn(`a workflow event sink threw: ${describeError(error)}`);
     }
   }
+}
+
+/** The steps a move may start: PENDING, never started, every parent running or completed. */
+function nextSteps(run: WorkflowRun): string[] {
+  return Object.keys(run.steps).filter((name) => {
+    const step = run.steps[name]!;
+    return (
+      step.state === 'PENDING' &&
+      step.total === undefined &&
+      step.parents.every((parent) => ['RUNNING', 'COMPLETED'].includes(run.steps[parent]?.state ?? ''))
+    );
+  });
 }

@@ -25,6 +25,8 @@ export class WorkflowRecorder {
   private readonly logger = new Logger('ElasticJob:workflow');
   private readonly bindings = new Map<string, Promise<Binding | undefined>>();
   private readonly stores = new Map<string, WorkflowStore>();
+  /** Each workflow's run items were last bound to. */
+  private readonly lastRunIds = new Map<string, string>();
   private closed = false;
 
   constructor(
@@ -76,9 +78,16 @@ export class WorkflowRecorder {
     const store = this.stores.get(workflow)!;
     for (let attempt = 1; ; attempt++) {
       try {
-        const active = await store.readActive();
+        // The run last bound to is read beside the `active` node (sent after it: never older than it), usually the
+        // one it names: one round trip, on the way from a parent's last item to its child's first.
+        const guess = this.lastRunIds.get(workflow);
+        const [active, guessed] = await Promise.all([
+          store.readActive(),
+          guess === undefined ? undefined : store.readRun(guess),
+        ]);
         if (!active) return undefined;
-        const stored = await store.readRun(active.runId);
+        this.lastRunIds.set(workflow, active.runId);
+        const stored = active.runId === guess ? guessed : await store.readRun(active.runId);
         const running = stored?.run.steps[step];
         if (!stored || stored.run.state !== 'RUNNING' || running?.state !== 'RUNNING') return undefined;
         if (running.items && !running.items.includes(item)) return undefined;

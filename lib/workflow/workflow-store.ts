@@ -176,15 +176,21 @@ export class WorkflowStore {
     const job = new JobNodePath(step);
     const ops: TransactionOp[] = [];
     const dir = this.paths.stepItems(runId, step);
-    if (!(await this.registry.exists(dir))) ops.push({ op: 'create', path: dir, data: EMPTY, mode: 'PERSISTENT' });
-    const instances = ((await this.registry.getChildren(job.instances)) ?? []).sort();
-    const online = new Set(instances);
+    // Read together (one round trip, not three in a row): they are on the path from a parent's end to its child.
+    const [there, online, triggers] = await Promise.all([
+      this.registry.exists(dir),
+      this.registry.getChildren(job.instances),
+      this.registry.getChildren(job.triggers),
+    ]);
+    if (!there) ops.push({ op: 'create', path: dir, data: EMPTY, mode: 'PERSISTENT' });
+    const instances = (online ?? []).sort();
+    const live = new Set(instances);
     if (items.length < total) {
       const byOwner = new Map<string, number[]>();
       for (const item of items) {
         const owner = (await this.registry.getData(job.shardingInstance(item)))?.data.toString('utf8') ?? '';
-        if (!online.has(owner) || (await this.registry.exists(job.disabled(item))))
-          return [...ops, ...(await this.triggerOps(job, instances))];
+        if (!live.has(owner) || (await this.registry.exists(job.disabled(item))))
+          return [...ops, ...this.triggerOps(job, instances, triggers ?? [])];
         byOwner.set(owner, [...(byOwner.get(owner) ?? []), item]);
       }
       await this.registry.ensurePath(job.reruns);
@@ -206,12 +212,11 @@ export class WorkflowStore {
       }
       return ops;
     }
-    return [...ops, ...(await this.triggerOps(job, instances))];
+    return [...ops, ...this.triggerOps(job, instances, triggers ?? [])];
   }
 
   /** `trigger/` emptied and one `trigger/{instanceId}` per online instance (trigger-all-instances.ts, in one write). */
-  private async triggerOps(job: JobNodePath, instances: readonly string[]): Promise<TransactionOp[]> {
-    const left = (await this.registry.getChildren(job.triggers)) ?? [];
+  private triggerOps(job: JobNodePath, instances: readonly string[], left: readonly string[]): TransactionOp[] {
     return [
       { op: 'check', path: job.config },
       ...left.map((id): TransactionOp => ({ op: 'remove', path: job.trigger(id) })),
