@@ -3,9 +3,16 @@ import { afterEach, beforeAll, describe, expect, it } from 'vitest';
 import type { ElasticJobEvent } from '../../lib/events/elastic-job-event.types.js';
 import type { WorkflowOptions } from '../../lib/interfaces/workflow-options.interface.js';
 import { JobNodePath } from '../../lib/job/paths.js';
-import { WorkflowCoordinator } from '../../lib/workflow/workflow-coordinator.js';
+import { WorkflowCoordinator, type WorkflowTransitionSink } from '../../lib/workflow/workflow-coordinator.js';
 import { WorkflowRecorder } from '../../lib/workflow/workflow-recorder.js';
-import { advanceRun, cancelRun, newRun, rerunStep, type WorkflowRun } from '../../lib/workflow/workflow-run.js';
+import {
+  advanceRun,
+  cancelRun,
+  newRun,
+  rerunStep,
+  type WorkflowRun,
+  type WorkflowTransition,
+} from '../../lib/workflow/workflow-run.js';
 import { WorkflowStore } from '../../lib/workflow/workflow-store.js';
 import { FakeZookeeper, type FakeRegistryCenter } from '../support/fake-registry.js';
 
@@ -99,7 +106,7 @@ describe('WorkflowCoordinator on the in-memory registry', () => {
   let failing = new Set<string>();
   let sequence = 0;
 
-  async function setUp(): Promise<Instance[]> {
+  async function setUp(sink?: WorkflowTransitionSink): Promise<Instance[]> {
     zk = new FakeZookeeper();
     starts.clear();
     itemRuns.clear();
@@ -127,7 +134,7 @@ describe('WorkflowCoordinator on the in-memory registry', () => {
         new Map(Object.keys(DIAMOND.steps).map((s) => [s, DIAMOND.name])),
         id,
       );
-      const coordinator = new WorkflowCoordinator(client, DIAMOND, id);
+      const coordinator = new WorkflowCoordinator(client, DIAMOND, id, sink);
       coordinators.push(coordinator);
       await coordinator.start();
       instances.push({ id, client, recorder, coordinator });
@@ -203,6 +210,23 @@ describe('WorkflowCoordinator on the in-memory registry', () => {
     expect([...itemRuns.values()].every((n) => n === 1)).toBe(true);
     expect(itemRuns.size).toBe(4 * TOTAL);
     expect(await store.readActive()).toBeUndefined();
+  });
+
+  it('starts a child in the move that completes its last parent (one transaction, not a second look)', async () => {
+    // Each move tells its transitions with the run it wrote: the child's start must be in the parent's move.
+    const moves: Array<{ run: WorkflowRun; transition: WorkflowTransition }> = [];
+    const instances = await setUp((run, transition) => moves.push({ run, transition }));
+    await new WorkflowStore(clients[0]!, DIAMOND.name).createRun(DIAMOND, 'r1', 'manual', NOW);
+    await work(instances);
+    expect((await runOf(clients[0]!, 'r1')).state).toBe('COMPLETED');
+    const completed = (step: string): WorkflowRun =>
+      moves.find(({ transition }) => transition.type === 'step.completed' && transition.step === step)!.run;
+    expect(completed('a').steps.b!.state).toBe('RUNNING');
+    expect(completed('a').steps.c!.state).toBe('RUNNING');
+    const lastOfBC = moves.filter(
+      ({ transition }) => transition.type === 'step.completed' && ['b', 'c'].includes(transition.step),
+    );
+    expect(lastOfBC.at(-1)!.run.steps.d!.state).toBe('RUNNING');
   });
 
   it('fails the run on a failed item of b, d never starts; re-running b failed items completes it', async () => {
