@@ -72,16 +72,16 @@ export class KeptLines implements ExecutionLines {
 
   /** The lines kept so far, built now: a new array each read, the caller's to keep. */
   get lines(): ExecutionLine[] {
-    const lines: ExecutionLine[] = new Array<ExecutionLine>(this.count);
+    const lines: ExecutionLine[] = [];
     let start = 0;
     for (let index = 0; index < this.count; index++) {
       const endAndLevel = this.meta[index * 2 + 1]!;
       const end = Math.floor(endAndLevel / 8);
-      lines[index] = {
+      lines.push({
         at: this.meta[index * 2]!,
         level: LEVELS[endAndLevel % 8]!,
         message: this.text.toString('utf8', start, end),
-      };
+      });
       start = end;
     }
     return lines;
