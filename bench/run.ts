@@ -300,6 +300,17 @@ async function main(): Promise<void> {
           : '',
         'p99 within 10% of no lines',
       ],
+      [
+        `burst as above, the same ${LINES_PER_ITEM} lines through a plain Nest Logger (not kept): item starts late by`,
+        itemLogs
+          ? `p99 ${f(itemLogs.plain.p99)}, p50 ${f(itemLogs.plain.p50)} (${itemLogs.plain.samples} starts)`
+          : 'skipped',
+        itemLogs
+          ? `context.logger (kept) over plain, same run: p99 ratio ` +
+            `${round(itemLogs.logs.p99.median / Math.max(1, itemLogs.plain.p99.median))}×`
+          : '',
+        "the keep's own cost: context.logger's row against this one",
+      ],
     ];
     const widths = [0, 1, 2, 3].map((i) => Math.max(...rows.map((r) => r[i]!.length), 8));
     const line = (cells: string[]): string => `| ${cells.map((c, i) => c.padEnd(widths[i]!)).join(' | ')} |`;

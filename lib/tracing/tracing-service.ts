@@ -86,14 +86,16 @@ export abstract class TracingService
     const kept = this.running.get(event.id);
     if (kept === undefined) return;
     this.running.delete(event.id);
-    if (kept.lines.length === 0 && kept.dropped === 0) return;
+    // Read once: an item logger's lines are built when read (job/policies/kept-lines.ts), a new array each time; lines
+    // an abandoned item logs after its completion stay in memory only.
+    const lines = kept.lines;
+    if (lines.length === 0 && kept.dropped === 0) return;
     this.writer.push({
       type: 'item.lines',
       id: event.id,
       jobName: event.jobName,
       completeTime: event.completeTime,
-      // A copy: lines an abandoned item logs after its completion stay in memory only.
-      lines: [...kept.lines],
+      lines,
       dropped: kept.dropped,
     });
   }

@@ -5,6 +5,7 @@ import { fromConfigYaml, toConfigYaml } from '../../lib/job/config/job-configura
 import { retryDelay } from '../../lib/job/policies/backoff.js';
 import { itemPolicies } from '../../lib/job/policies/item-policies.js';
 import { ItemLogger } from '../../lib/job/policies/item-lines.js';
+import { KeptLines } from '../../lib/job/policies/kept-lines.js';
 import { ConsoleLogger, Logger, type LoggerService, type LogLevel } from '@nestjs/common';
 
 /** The item policies' settings (docs/guide/item-policies.md): stored in props, checked as declared options are. */
@@ -147,6 +148,44 @@ describe('the item logger', () => {
     Logger.overrideLogger(['log', 'error', 'warn', 'debug', 'verbose', 'fatal']);
     expect(big.kept.lines).toHaveLength(16);
     expect(big.kept.dropped).toBe(24);
+  });
+
+  it('counts the 32 KB in UTF-8 bytes exactly near the bound, and reads back every level and character', () => {
+    const kept = new KeptLines();
+    for (let i = 0; i < 6; i++) kept.add('warn', '€'.repeat(2000)); // 6,000 bytes each: 5 fit (30,000)
+    kept.add('error', 'a'.repeat(2000)); // 2,000 more: 32,000, within 32,768 though 3 × its length is not
+    kept.add('fatal', '😀'.repeat(500)); // 2,000 bytes: past the bound
+    kept.add('debug', 'ü😀'); // 6 bytes: fits
+    kept.add('verbose', '');
+    expect(kept.dropped).toBe(2);
+    const lines = kept.lines;
+    expect(lines.map((line) => [line.level, line.message.length])).toEqual([
+      ...Array.from({ length: 5 }, () => ['warn', 2000]),
+      ['error', 2000],
+      ['debug', 3],
+      ['verbose', 0],
+    ]);
+    expect(lines[0]!.message).toBe('€'.repeat(2000));
+    expect(lines[6]!.message).toBe('ü😀');
+    expect(lines.every((line) => Number.isFinite(line.at) && line.at > 0)).toBe(true);
+  });
+
+  it("is read while the item runs: each read a new array holding the lines so far, the reader's to keep", () => {
+    const logger = new ItemLogger(new Logger('test'), 0);
+    Logger.overrideLogger(false);
+    try {
+      logger.log('one');
+      const first = logger.kept.lines;
+      logger.error(new Error('two'));
+      expect(first.map((line) => line.message)).toEqual(['one']);
+      const second = logger.kept.lines;
+      expect(second).toHaveLength(2);
+      expect(second[1]!.level).toBe('error');
+      expect(second[1]!.message).toContain('Error: two');
+      expect(logger.kept.size).toBe(2);
+    } finally {
+      Logger.overrideLogger(['log', 'error', 'warn', 'debug', 'verbose', 'fatal']);
+    }
   });
 
   it("keeps a line whose level the app's logger has off without passing it down; the others reach it", () => {

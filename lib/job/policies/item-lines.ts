@@ -2,17 +2,12 @@ import { Logger, type LoggerService, type LogLevel } from '@nestjs/common';
 import type { ItemProgress } from '../../interfaces/sharding-context.interface.js';
 
 import type { ExecutionLine, ExecutionLines } from '../../interfaces/execution-history.interface.js';
+import { KeptLines } from './kept-lines.js';
 
 export type ItemLogLine = ExecutionLine;
 export type ItemLogLines = ExecutionLines;
 
-/**
- * The bounds of one execution's kept lines (XXL-JOB keeps a whole file; here memory and the ZooKeeper reply that carries
- * them are the limit): 300 lines, 32 KB of text, each line cut at 2,000 characters.
- */
-export const MAX_ITEM_LOG_LINES = 300;
-export const MAX_ITEM_LOG_BYTES = 32 * 1024;
-export const MAX_ITEM_LOG_LINE_CHARACTERS = 2000;
+export { MAX_ITEM_LOG_BYTES, MAX_ITEM_LOG_LINE_CHARACTERS, MAX_ITEM_LOG_LINES } from './kept-lines.js';
 
 /** Where the lines of executions are kept (the in-memory execution log, tracing/execution-log.ts), by execution id. */
 export interface ItemLineBook {
@@ -35,8 +30,8 @@ function text(message: unknown): string {
  * they are logged, so a running item's lines can be read).
  */
 export class ItemLogger implements LoggerService {
-  readonly kept: ItemLogLines = { lines: [], dropped: 0 };
-  private bytes = 0;
+  /** Its kept lines (kept-lines.ts: compact, the structured form built when read). */
+  readonly kept = new KeptLines();
 
   constructor(
     private readonly appLogger: Logger,
@@ -78,14 +73,7 @@ export class ItemLogger implements LoggerService {
   }
 
   private keep(level: ItemLogLine['level'], message: unknown): void {
-    const line = text(message).slice(0, MAX_ITEM_LOG_LINE_CHARACTERS);
-    const bytes = Buffer.byteLength(line, 'utf8');
-    if (this.kept.lines.length >= MAX_ITEM_LOG_LINES || this.bytes + bytes > MAX_ITEM_LOG_BYTES) {
-      this.kept.dropped++;
-      return;
-    }
-    this.bytes += bytes;
-    this.kept.lines.push({ at: Date.now(), level, message: line });
+    this.kept.add(level, text(message));
   }
 }
 
