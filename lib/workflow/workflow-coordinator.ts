@@ -4,17 +4,18 @@ import type { WorkflowOptions } from '../interfaces/workflow-options.interface.j
 import type { RegistryCenter } from '../registry/registry-center.js';
 import type { TransactionOp, WatchEvent } from '../registry/registry.types.js';
 import { CronTrigger } from '../schedule/cron-trigger.js';
-import { JobNodePath } from '../job/paths.js';
+import { everyItem, JobNodePath } from '../job/paths.js';
 import { expandCronPreset } from '../schedule/cron-expression.js';
 import {
   advanceRun,
   cronRunId,
   runningSteps,
   startableSteps,
+  type ItemOutcome,
   type WorkflowRun,
   type WorkflowTransition,
 } from './workflow-run.js';
-import { WorkflowStore } from './workflow-store.js';
+import { WorkflowStore, type StoredRun } from './workflow-store.js';
 import { DEFAULT_KEEP_RUNS } from './workflow-validation.js';
 
 /** A lost race (another writer moved the run first) is read again at once, this many times in a row at most. */
@@ -208,7 +209,7 @@ export class WorkflowCoordinator {
       } else totals.set(step, total);
     }
     const moved = advanceRun(run, outcomes, totals, new Date());
-    if (!moved) return;
+    if (!moved) return this.recoverOrphans(stored, outcomes, active);
     const ops: TransactionOp[] = [];
     for (const transition of moved.transitions)
       if (transition.type === 'step.started') {
@@ -222,6 +223,37 @@ export class WorkflowCoordinator {
       const pruned = await this.store.prune(this.workflow.keepRuns ?? DEFAULT_KEEP_RUNS);
       if (pruned.length > 0) this.logger.log(`runs deleted (keepRuns): ${pruned.join(', ')}`);
     }
+  }
+
+  /**
+   * Nothing to move: items of RUNNING steps that no live instance will run (their instance left after its trigger
+   * was written, before running them) are handed to the live ones, in one write conditional on the run's version
+   * (workflow-store.ts, orphanOps). Looked at on every look: an instance leaving kicks one (`instances/` watched),
+   * and so does a new coordinator's first.
+   */
+  private async recoverOrphans(
+    stored: StoredRun,
+    outcomes: ReadonlyMap<string, ReadonlyMap<number, ItemOutcome>>,
+    active: { runId: string; version: number },
+  ): Promise<void> {
+    const run = structuredClone(stored.run);
+    const ops: TransactionOp[] = [];
+    const found: string[] = [];
+    for (const name of runningSteps(run)) {
+      const step = run.steps[name]!;
+      const done = outcomes.get(name);
+      const missing = (step.items ?? everyItem(step.total ?? 0)).filter((item) => !done?.has(item));
+      if (missing.length === 0) continue;
+      const orphans = await this.store.orphanOps(name, missing, step.handedOver);
+      if (orphans.items.length === 0) continue;
+      ops.push(...orphans.ops);
+      step.handedOver = { ...step.handedOver };
+      for (const item of orphans.items) step.handedOver[String(item)] = orphans.to;
+      found.push(`'${name}' items [${orphans.items.join(',')}]`);
+    }
+    if (ops.length === 0 || !this.leading || this.closed) return;
+    await this.store.writeRun(stored, run, ops, active);
+    this.logger.warn(`run ${run.id}: ${found.join(', ')} left by an instance that is gone: run again by the live ones`);
   }
 
   private report(run: WorkflowRun, transition: WorkflowTransition): void {

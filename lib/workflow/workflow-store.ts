@@ -209,6 +209,71 @@ export class WorkflowStore {
     return [...ops, ...(await this.triggerOps(job, instances))];
   }
 
+  /**
+   * Items of a RUNNING step that nobody will run: no outcome, their owner (`sharding/{item}/instance`) offline, no
+   * `running` marker of a live instance (nor of a dead one when failover takes it over), not flagged or claimed by
+   * failover, no pending trigger or rerun of a live instance that may run them. They were the share of an instance
+   * that left after its trigger was written but before it ran them (or ended them, without failover). The ops hand
+   * them to every live instance (`rerun/{id}`: each runs those it owns after the reshard the leaving set off) and
+   * delete the gone instance's pending trigger, so that it runs nothing if it comes back (docs/guide/workflows.md,
+   * "Faults").
+   */
+  async orphanOps(
+    step: string,
+    items: readonly number[],
+    handedOver: Readonly<Record<string, readonly string[]>> = {},
+  ): Promise<{ items: number[]; to: string[]; ops: TransactionOp[] }> {
+    const none = { items: [], to: [], ops: [] };
+    const job = new JobNodePath(step);
+    const online = ((await this.registry.getChildren(job.instances)) ?? []).sort();
+    if (online.length === 0) return none;
+    const live = new Set(online);
+    const triggers = (await this.registry.getChildren(job.triggers)) ?? [];
+    if (triggers.some((id) => live.has(id))) return none; // a live firing to come may run them
+    const pending = new Map<string, { items: string[]; version: number }>();
+    for (const id of online) {
+      const node = await this.registry.getData(job.rerun(id));
+      if (node) pending.set(id, { items: node.data.toString('utf8').split(','), version: node.stat.version });
+    }
+    const failover = await this.readFailover(step);
+    const orphans: number[] = [];
+    for (const item of items) {
+      // Handed to live instances already: one of them runs it, or has (its marker is written before it runs).
+      if ((handedOver[String(item)] ?? []).some((id) => live.has(id))) continue;
+      const owner = (await this.registry.getData(job.shardingInstance(item)))?.data.toString('utf8');
+      if (owner !== undefined && live.has(owner)) continue;
+      const marker = (await this.registry.getData(job.running(item)))?.data.toString('utf8');
+      if (marker !== undefined && (live.has(marker) || failover)) continue;
+      if ((await this.registry.exists(job.failoverItem(item))) || (await this.registry.exists(job.failover(item))))
+        continue;
+      if ([...pending.values()].some((rerun) => rerun.items.includes(String(item)))) continue;
+      orphans.push(item);
+    }
+    if (orphans.length === 0) return none;
+    await this.registry.ensurePath(job.reruns);
+    const ops: TransactionOp[] = triggers.map((id): TransactionOp => ({ op: 'remove', path: job.trigger(id) }));
+    for (const id of online) {
+      const held = pending.get(id);
+      const data = Buffer.from([...new Set([...(held?.items ?? []), ...orphans.map(String)])].join(','), 'utf8');
+      ops.push(
+        held
+          ? { op: 'setData', path: job.rerun(id), data, version: held.version }
+          : { op: 'create', path: job.rerun(id), data, mode: 'PERSISTENT' },
+      );
+    }
+    return { items: orphans, to: online, ops };
+  }
+
+  /** Whether the job's config says `failover: true` (its crashed items' `running` markers stay for a taker). */
+  private async readFailover(jobName: string): Promise<boolean> {
+    const node = await this.registry.getData(new JobNodePath(jobName).config);
+    try {
+      return node !== undefined && (parse(node.data.toString('utf8')) as { failover?: unknown }).failover === true;
+    } catch {
+      return false;
+    }
+  }
+
   /** `trigger/` emptied and one `trigger/{instanceId}` per online instance (trigger-all-instances.ts, in one write). */
   private async triggerOps(job: JobNodePath, instances: readonly string[]): Promise<TransactionOp[]> {
     const left = (await this.registry.getChildren(job.triggers)) ?? [];

@@ -244,9 +244,10 @@ describe('WorkflowCoordinator on the in-memory registry', () => {
     await leader.client.expire({ reconnect: false });
     await zk.idle();
     expect(other.coordinator.isLeader).toBe(true);
-    // The expired instance's trigger of a is still there (persistent): the other instance runs its own.
+    // The expired instance's trigger of a is still there (persistent): the other instance runs its own, then the
+    // expired one's share, handed over by the new coordinator with that trigger deleted; and so for every step.
     await work([other]);
-    // Now the first one comes back on a new session and runs its items.
+    // Now the first one comes back on a new session: no trigger of its own is left, it runs nothing twice.
     await leader.client.reconnect();
     await zk.idle();
     for (const job of Object.keys(DIAMOND.steps))
@@ -256,7 +257,53 @@ describe('WorkflowCoordinator on the in-memory registry', () => {
     await work(instances);
     const run = await runOf(clients[0]!, 'r1');
     expect(run.state).toBe('COMPLETED');
-    expect(Object.fromEntries(starts)).toEqual({ a: 2, b: 2, c: 2, d: 2 });
+    expect(Object.fromEntries(starts)).toEqual({ a: 1, b: 1, c: 1, d: 1 });
+    expect([...itemRuns.values()].every((n) => n === 1)).toBe(true);
+    expect(itemRuns.size).toBe(4 * TOTAL);
+  });
+
+  it('hands the items of an instance that left before running them to a live one: each runs once', async () => {
+    const instances = await setUp();
+    const leader = instances.find((instance) => instance.coordinator.isLeader)!;
+    const gone = instances.find((instance) => instance !== leader)!;
+    const store = new WorkflowStore(clients[0]!, DIAMOND.name);
+    await store.createRun(DIAMOND, 'r1', 'manual', NOW);
+    await zk.idle();
+    // a is triggered on both; the other instance dies (SIGKILL) before it fired: its item 2 is nobody's to run.
+    expect(await leader.client.exists(new JobNodePath('a').trigger(gone.id))).toBeTruthy();
+    await gone.client.close();
+    await work([leader]);
+    const run = await runOf(leader.client, 'r1');
+    expect(run.state).toBe('COMPLETED');
+    expect(Object.values(run.steps).map((step) => step.attempts)).toEqual([1, 1, 1, 1]);
+    expect([...itemRuns.values()].every((n) => n === 1)).toBe(true);
+    expect(itemRuns.size).toBe(4 * TOTAL);
+    // Its pending trigger went with the hand-over: back with the same id, it would run nothing twice.
+    expect(await leader.client.exists(new JobNodePath('a').trigger(gone.id))).toBeFalsy();
+  });
+
+  it('leaves an item a dead instance was running to failover (failover: true): never run twice', async () => {
+    const instances = await setUp();
+    const leader = instances.find((instance) => instance.coordinator.isLeader)!;
+    const gone = instances.find((instance) => instance !== leader)!;
+    const a = new JobNodePath('a');
+    await clients[0]!.persist(a.config, Buffer.from(`jobName: a\nshardingTotalCount: ${TOTAL}\nfailover: true\n`));
+    const store = new WorkflowStore(clients[0]!, DIAMOND.name);
+    await store.createRun(DIAMOND, 'r1', 'manual', NOW);
+    await zk.idle();
+    // The other instance fired and began item 2 (its persistent marker, as with failover), then died.
+    await gone.client.remove(a.trigger(gone.id));
+    await gone.client.create(a.running(2), Buffer.from(gone.id), 'PERSISTENT');
+    await gone.client.close();
+    await work([leader]);
+    expect((await runOf(leader.client, 'r1')).steps.a!.state).toBe('RUNNING');
+    expect(await leader.client.exists(a.rerun(leader.id))).toBeFalsy();
+    expect(itemRuns.get('a:2')).toBeUndefined();
+    // Failover takes it over on the live instance: the run goes on.
+    await leader.client.remove(a.running(2));
+    await runItem(leader, 'a', 2);
+    await work([leader]);
+    expect((await runOf(leader.client, 'r1')).state).toBe('COMPLETED');
     expect([...itemRuns.values()].every((n) => n === 1)).toBe(true);
     expect(itemRuns.size).toBe(4 * TOTAL);
   });
