@@ -62,7 +62,11 @@ export class WorkflowCoordinator {
     this.logger = new Logger(`ElasticJob:workflow:${workflow.name}`);
     this.store = new WorkflowStore(registry, workflow.name, (message) => this.logger.warn(message));
     this.leaderPath = `${this.store.paths.root}/leader/instance`;
-    this.instancePaths = Object.keys(workflow.steps).map((step) => new JobNodePath(step).instances);
+    // Each step job's resharding flag too: a gone instance's items are handed over once it is set (recoverOrphans).
+    this.instancePaths = Object.keys(workflow.steps).flatMap((step) => {
+      const job = new JobNodePath(step);
+      return [job.instances, job.shardingNecessary];
+    });
   }
 
   private started = false;
