@@ -138,7 +138,8 @@ export class WorkflowCoordinator {
 
   /**
    * The workflow's nodes, and each step's `instances/`: a step whose job has no instance online waits, and starts
-   * when one comes (a trigger then would reach nobody and the step would never end).
+   * when one comes (a trigger then would reach nobody and the step would never end); an instance that leaves may
+   * leave items to hand over (recoverOrphans), once its job's resharding flag (watched too) is set.
    */
   private async watchAll(): Promise<void> {
     await this.registry.addPersistentRecursiveWatch(this.store.paths.root, this.watcher);
