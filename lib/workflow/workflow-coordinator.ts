@@ -2,19 +2,20 @@ import { Logger } from '@nestjs/common';
 import { describeError, registryErrorCode, InvalidOperationError } from '../errors/elastic-job.errors.js';
 import type { WorkflowOptions } from '../interfaces/workflow-options.interface.js';
 import type { RegistryCenter } from '../registry/registry-center.js';
-import type { WatchEvent } from '../registry/registry.types.js';
+import type { TransactionOp, WatchEvent } from '../registry/registry.types.js';
 import { CronTrigger } from '../schedule/cron-trigger.js';
-import { JobNodePath } from '../job/paths.js';
+import { everyItem, JobNodePath } from '../job/paths.js';
 import { expandCronPreset } from '../schedule/cron-expression.js';
 import {
   advanceRun,
   cronRunId,
   runningSteps,
   startableSteps,
+  type ItemOutcome,
   type WorkflowRun,
   type WorkflowTransition,
 } from './workflow-run.js';
-import { WorkflowStore } from './workflow-store.js';
+import { WorkflowStore, type StoredRun } from './workflow-store.js';
 import { DEFAULT_KEEP_RUNS } from './workflow-validation.js';
 
 /** A lost race (another writer moved the run first) is read again at once, this many times in a row at most. */
@@ -63,7 +64,11 @@ export class WorkflowCoordinator {
     this.logger = new Logger(`ElasticJob:workflow:${workflow.name}`);
     this.store = new WorkflowStore(registry, workflow.name, (message) => this.logger.warn(message));
     this.leaderPath = `${this.store.paths.root}/leader/instance`;
-    this.instancePaths = Object.keys(workflow.steps).map((step) => new JobNodePath(step).instances);
+    // Each step job's resharding flag too: a gone instance's items are handed over once it is set (recoverOrphans).
+    this.instancePaths = Object.keys(workflow.steps).flatMap((step) => {
+      const job = new JobNodePath(step);
+      return [job.instances, job.shardingNecessary];
+    });
   }
 
   private started = false;
@@ -135,7 +140,8 @@ export class WorkflowCoordinator {
 
   /**
    * The workflow's nodes, and each step's `instances/`: a step whose job has no instance online waits, and starts
-   * when one comes (a trigger then would reach nobody and the step would never end).
+   * when one comes (a trigger then would reach nobody and the step would never end); an instance that leaves may
+   * leave items to hand over (recoverOrphans), once its job's resharding flag (watched too) is set.
    */
   private async watchAll(): Promise<void> {
     await this.registry.addPersistentRecursiveWatch(this.store.paths.root, this.watcher);
@@ -226,7 +232,7 @@ export class WorkflowCoordinator {
       } else totals.set(step, total);
     }
     const moved = advanceRun(run, outcomes, totals, new Date());
-    if (!moved) return;
+    if (!moved) return this.recoverOrphans(stored, outcomes, active);
     const starts = await Promise.all(
       moved.transitions.map((transition) =>
         transition.type === 'step.started'
@@ -247,6 +253,37 @@ export class WorkflowCoordinator {
   private async probe(step: string): Promise<{ total: number | undefined; online: boolean }> {
     const [total, online] = await Promise.all([this.store.readTotal(step), this.store.hasInstances(step)]);
     return { total, online };
+  }
+
+  /**
+   * Nothing to move: items of RUNNING steps that no live instance will run (their instance left after its trigger
+   * was written, before running them) are handed to the live ones, in one write conditional on the run's version
+   * (workflow-store.ts, orphanOps). Looked at on every look: an instance leaving kicks one (`instances/` watched),
+   * and so does a new coordinator's first.
+   */
+  private async recoverOrphans(
+    stored: StoredRun,
+    outcomes: ReadonlyMap<string, ReadonlyMap<number, ItemOutcome>>,
+    active: { runId: string; version: number },
+  ): Promise<void> {
+    const run = structuredClone(stored.run);
+    const ops: TransactionOp[] = [];
+    const found: string[] = [];
+    for (const name of runningSteps(run)) {
+      const step = run.steps[name]!;
+      const done = outcomes.get(name);
+      const missing = (step.items ?? everyItem(step.total ?? 0)).filter((item) => !done?.has(item));
+      if (missing.length === 0) continue;
+      const orphans = await this.store.orphanOps(name, missing, step.handedOver);
+      if (orphans.items.length === 0) continue;
+      ops.push(...orphans.ops);
+      step.handedOver = { ...step.handedOver };
+      for (const item of orphans.items) step.handedOver[String(item)] = orphans.to;
+      found.push(`'${name}' items [${orphans.items.join(',')}]`);
+    }
+    if (ops.length === 0 || !this.leading || this.closed) return;
+    await this.store.writeRun(stored, run, ops, active);
+    this.logger.warn(`run ${run.id}: ${found.join(', ')} left by an instance that is gone: run again by the live ones`);
   }
 
   private report(run: WorkflowRun, transition: WorkflowTransition): void {

@@ -30,6 +30,11 @@ export interface WorkflowStepRun {
   items?: number[];
   /** Set by a re-run of the failed items only: the items the next start runs. */
   rerunItems?: number[];
+  /**
+   * Items of this start left by an instance that went before running them, by item: the live instances they were
+   * handed to (`rerun/{id}`); handed again only once none of those is online (docs/guide/workflows.md, "Faults").
+   */
+  handedOver?: Record<string, string[]>;
 }
 
 /** A run of a workflow. @publicApi */
@@ -129,6 +134,7 @@ export function advanceRun(
     step.items = items;
     delete step.endedAt;
     delete step.rerunItems;
+    delete step.handedOver;
     transitions.push({ type: 'step.started', step: name, items, attempt: step.attempts });
   }
   const steps = Object.values(run.steps);

@@ -142,7 +142,10 @@ describe('WorkflowCoordinator on the in-memory registry', () => {
     return instances;
   }
 
-  /** Each instance consumes its triggers and reruns and runs the items it owns, until nothing is left to do. */
+  /**
+   * Each instance consumes its triggers and reruns and runs the items it owns (a rerun: those of its items only), a
+   * firing resharding first when the job is flagged (items dealt over the online instances), until nothing is left.
+   */
   async function work(instances: Instance[]): Promise<void> {
     for (let round = 0; round < 50; round++) {
       await zk.idle();
@@ -151,18 +154,27 @@ describe('WorkflowCoordinator on the in-memory registry', () => {
         if (!instance.client.isConnected()) continue;
         for (const job of Object.keys(DIAMOND.steps)) {
           const paths = new JobNodePath(job);
-          const owned = [...Array(TOTAL).keys()].filter((item) => OWNER[item] === instance.id);
-          let items: number[] = [];
-          if (await instance.client.exists(paths.trigger(instance.id))) {
-            await instance.client.remove(paths.trigger(instance.id));
-            starts.set(job, (starts.get(job) ?? 0) + 1);
-            items = owned;
-          }
+          let only: number[] | undefined;
+          let fired = false;
           const rerun = await instance.client.getData(paths.rerun(instance.id));
           if (rerun) {
             await instance.client.remove(paths.rerun(instance.id));
-            items = rerun.data.toString().split(',').map(Number);
+            only = rerun.data.toString().split(',').map(Number);
+            fired = true;
           }
+          if (await instance.client.exists(paths.trigger(instance.id))) {
+            await instance.client.remove(paths.trigger(instance.id));
+            starts.set(job, (starts.get(job) ?? 0) + 1);
+            only = undefined; // a trigger beside a rerun runs everything
+            fired = true;
+          }
+          if (!fired) continue;
+          await reshardIfFlagged(instance.client, paths);
+          const owned: number[] = [];
+          for (let item = 0; item < TOTAL; item++)
+            if ((await instance.client.getData(paths.shardingInstance(item)))?.data.toString() === instance.id)
+              owned.push(item);
+          const items = only ? owned.filter((item) => only.includes(item)) : owned;
           for (const item of items) {
             did = true;
             await runItem(instance, job, item);
@@ -174,6 +186,25 @@ describe('WorkflowCoordinator on the in-memory registry', () => {
         return;
       }
     }
+  }
+
+  /** The job's leader at a firing: the items dealt over the online instances when the job is flagged. */
+  async function reshardIfFlagged(client: FakeRegistryCenter, paths: JobNodePath): Promise<void> {
+    if (!(await client.exists(paths.shardingNecessary))) return;
+    const online = ((await client.getChildren(paths.instances)) ?? []).sort();
+    for (let item = 0; item < TOTAL; item++)
+      await client.persist(paths.shardingInstance(item), Buffer.from(online[item % online.length]!));
+    await client.remove(paths.shardingNecessary);
+  }
+
+  /** An instance's session ends; each job's leader flags a resharding, as ElasticJob's ShardingListenerManager. */
+  async function leave(instance: Instance, how: 'close' | 'expire'): Promise<void> {
+    if (how === 'close') await instance.client.close();
+    else await instance.client.expire({ reconnect: false });
+    await zk.idle();
+    for (const job of Object.keys(DIAMOND.steps))
+      await clients[0]!.persist(new JobNodePath(job).shardingNecessary, Buffer.alloc(0));
+    await zk.idle();
   }
 
   async function runItem(instance: Instance, job: string, item: number): Promise<void> {
@@ -265,12 +296,12 @@ describe('WorkflowCoordinator on the in-memory registry', () => {
     await zk.idle();
     expect((await runOf(clients[0]!, 'r1')).steps.a!.state).toBe('RUNNING');
     // The leader's session ends before anything ran; its node goes, the other instance takes over.
-    await leader.client.expire({ reconnect: false });
-    await zk.idle();
+    await leave(leader, 'expire');
     expect(other.coordinator.isLeader).toBe(true);
-    // The expired instance's trigger of a is still there (persistent): the other instance runs its own.
+    // The expired instance's trigger of a is still there (persistent): the other instance runs its own, then the
+    // expired one's share, handed over by the new coordinator with that trigger deleted; and so for every step.
     await work([other]);
-    // Now the first one comes back on a new session and runs its items.
+    // Now the first one comes back on a new session: no trigger of its own is left, it runs nothing twice.
     await leader.client.reconnect();
     await zk.idle();
     for (const job of Object.keys(DIAMOND.steps))
@@ -280,7 +311,58 @@ describe('WorkflowCoordinator on the in-memory registry', () => {
     await work(instances);
     const run = await runOf(clients[0]!, 'r1');
     expect(run.state).toBe('COMPLETED');
-    expect(Object.fromEntries(starts)).toEqual({ a: 2, b: 2, c: 2, d: 2 });
+    expect(Object.fromEntries(starts)).toEqual({ a: 1, b: 1, c: 1, d: 1 });
+    expect([...itemRuns.values()].every((n) => n === 1)).toBe(true);
+    expect(itemRuns.size).toBe(4 * TOTAL);
+  });
+
+  it('hands the items of an instance that left before running them to a live one: each runs once', async () => {
+    const instances = await setUp();
+    const leader = instances.find((instance) => instance.coordinator.isLeader)!;
+    const gone = instances.find((instance) => instance !== leader)!;
+    const store = new WorkflowStore(clients[0]!, DIAMOND.name);
+    await store.createRun(DIAMOND, 'r1', 'manual', NOW);
+    await zk.idle();
+    // a is triggered on both; the leader runs its items, the other instance dies (SIGKILL) before it fired: its
+    // item 2 is nobody's to run.
+    await work([leader]);
+    expect(itemRuns.get('a:2')).toBeUndefined();
+    expect(await leader.client.exists(new JobNodePath('a').trigger(gone.id))).toBeTruthy();
+    await leave(gone, 'close');
+    await work([leader]);
+    const run = await runOf(leader.client, 'r1');
+    expect(run.state).toBe('COMPLETED');
+    expect(Object.values(run.steps).map((step) => step.attempts)).toEqual([1, 1, 1, 1]);
+    expect([...itemRuns.values()].every((n) => n === 1)).toBe(true);
+    expect(itemRuns.size).toBe(4 * TOTAL);
+    // Its pending trigger went with the hand-over: back with the same id, it would run nothing twice.
+    expect(await leader.client.exists(new JobNodePath('a').trigger(gone.id))).toBeFalsy();
+  });
+
+  it('leaves an item a dead instance was running to failover (failover: true): never run twice', async () => {
+    const instances = await setUp();
+    const leader = instances.find((instance) => instance.coordinator.isLeader)!;
+    const gone = instances.find((instance) => instance !== leader)!;
+    const a = new JobNodePath('a');
+    await clients[0]!.persist(a.config, Buffer.from(`jobName: a\nshardingTotalCount: ${TOTAL}\nfailover: true\n`));
+    const store = new WorkflowStore(clients[0]!, DIAMOND.name);
+    await store.createRun(DIAMOND, 'r1', 'manual', NOW);
+    await zk.idle();
+    // The leader runs its items; the other instance fired and began item 2 (its persistent marker, as with
+    // failover), then died.
+    await work([leader]);
+    await gone.client.remove(a.trigger(gone.id));
+    await gone.client.create(a.running(2), Buffer.from(gone.id), 'PERSISTENT');
+    await leave(gone, 'close');
+    await work([leader]);
+    expect((await runOf(leader.client, 'r1')).steps.a!.state).toBe('RUNNING');
+    expect(await leader.client.exists(a.rerun(leader.id))).toBeFalsy();
+    expect(itemRuns.get('a:2')).toBeUndefined();
+    // Failover takes it over on the live instance: the run goes on.
+    await leader.client.remove(a.running(2));
+    await runItem(leader, 'a', 2);
+    await work([leader]);
+    expect((await runOf(leader.client, 'r1')).state).toBe('COMPLETED');
     expect([...itemRuns.values()].every((n) => n === 1)).toBe(true);
     expect(itemRuns.size).toBe(4 * TOTAL);
   });
