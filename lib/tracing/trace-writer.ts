@@ -13,6 +13,8 @@ export interface TraceWriterOptions {
 }
 
 const MAX_RETRY_DELAY_MS = 30_000;
+/** The first retry's wait, and the longest one while the buffer overflows. */
+const FIRST_RETRY_DELAY_MS = 500;
 /** A pass that takes longer counts as failed (a store's connection with no query timeout of its own included). */
 export const TRACE_PASS_TIMEOUT_MS = 10_000;
 
@@ -70,6 +72,10 @@ export class TraceWriter {
       const excess = this.buffer.length - max;
       this.buffer.splice(0, excess);
       this.countDropped(excess, 'the buffer is full (maxBufferedEvents)');
+      // A full buffer loses its oldest events for every one that comes while the backoff waits: once the store is
+      // back, a long wait (up to 30 s) would drop the whole outage's backlog for events that came after it. So while
+      // it overflows, the store is tried again soon (one pass at a time, each bounded).
+      this.retryAt = Math.min(this.retryAt, Date.now() + FIRST_RETRY_DELAY_MS);
     }
   }
 
@@ -167,7 +173,7 @@ export class TraceWriter {
       failure = error instanceof Error ? error : new Error(String(error));
       if (this.store.isUnprepared(error)) this.prepared = false;
       this.failures++;
-      const delay = Math.min(MAX_RETRY_DELAY_MS, 500 * 2 ** Math.min(this.failures - 1, 6));
+      const delay = Math.min(MAX_RETRY_DELAY_MS, FIRST_RETRY_DELAY_MS * 2 ** Math.min(this.failures - 1, 6));
       this.retryAt = Date.now() + delay;
       this.outage.failed(error, `${this.buffer.length} event(s) wait, writing is retried with backoff`);
       this.logger.debug(`cannot write execution traces (${describeError(error)}); retrying in ${delay} ms`);

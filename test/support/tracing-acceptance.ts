@@ -36,12 +36,15 @@ class WideJob {
 }
 
 let steadyRuns = 0;
+/** When each firing of SteadyJob ran (after its item.started event: its row's start_time is at or before it). */
+let steadyRanAt: number[] = [];
 
 @Injectable()
 class SteadyJob {
   @ShardedJob({ jobName: 'steady', cron: '* * * * * *', shardingTotalCount: 1 })
   run(): void {
     steadyRuns++;
+    steadyRanAt.push(Date.now());
   }
 }
 
@@ -190,6 +193,7 @@ export async function expectHistoryQueriesFiltered(
  */
 export async function expectOutageSurvived(db: TracedDatabase): Promise<void> {
   steadyRuns = 0;
+  steadyRanAt = [];
   const app = await bootTraced(db, 'tracing-outage', [SteadyJob], { maxBufferedEvents: 30 });
   const tracing = app.get(db.service);
   await eventually(
@@ -208,12 +212,13 @@ export async function expectOutageSurvived(db: TracedDatabase): Promise<void> {
   await db.stop();
   const stoppedAt = Date.now();
   const runsAtStop = steadyRuns;
-  // Each firing makes 5 events (start, completion, 3 status rows): 30 fill the buffer in about 6 s.
+  // Each firing makes 5 events (start, completion, 3 status rows): 30 fill the buffer in about 6 s. Two firings'
+  // events past it: were the newest dropped, at least one firing's row would be missing (checked below).
   await eventually(
     () => tracing.stats.dropped,
-    (dropped) => dropped > 0,
-    20_000,
-    'the buffer overflowing',
+    (dropped) => dropped >= 10,
+    25_000,
+    'the buffer overflowing by two firings',
   );
   expect(steadyRuns - runsAtStop).toBeGreaterThanOrEqual(6); // firings went on, one a second
   expect(tracing.stats.buffered).toBe(30);
@@ -234,6 +239,19 @@ export async function expectOutageSurvived(db: TracedDatabase): Promise<void> {
   // The newest events of the outage were kept: about 30 / 5 firings' rows, complete.
   expect(duringOutage.length).toBeGreaterThanOrEqual(4);
   expect(duringOutage.every((row) => row.complete_time !== null && Boolean(row.is_success))).toBe(true);
+  // Newest, not merely some: only the oldest went, so every firing after the first one kept has its row (a firing
+  // dropped after it, say the outage's last ones, would leave more firings than rows from there on for good). A
+  // TIMESTAMP step past it: a cut start_time (MariaDB) must not count the firing before it.
+  const firstKept = duringOutage[0]!.start_time!.getTime();
+  await eventually(
+    async () => ({
+      rows: (await db.executions('steady')).filter((row) => row.start_time!.getTime() >= firstKept).length,
+      firings: steadyRanAt.filter((ranAt) => ranAt >= firstKept + db.timestampMs).length,
+    }),
+    ({ rows, firings }) => rows >= firings,
+    15_000,
+    'a row for every firing from the first one kept in the outage',
+  );
   expect(tracing.stats.dropped).toBeGreaterThan(0);
   expect(said(warnings, /the tracing database/)).toEqual([
     expect.stringMatching(/^the tracing database is unavailable: .*; \d+ event\(s\) wait, writing is retried/),

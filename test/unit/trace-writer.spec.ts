@@ -57,3 +57,33 @@ describe('TraceWriter', () => {
     expect(store.prepares).toBe(2);
   });
 });
+
+describe('TraceWriter in a long outage', () => {
+  it("tries the store again soon once its buffer overflows: the outage's newest events are kept", async () => {
+    vi.useFakeTimers({ toFake: ['Date'] });
+    try {
+      const logger = new Logger('test');
+      vi.spyOn(logger, 'warn').mockImplementation(() => undefined);
+      vi.spyOn(logger, 'log').mockImplementation(() => undefined);
+      vi.spyOn(logger, 'debug').mockImplementation(() => undefined);
+      const store = new MemoryStore();
+      const writer = new TraceWriter(store, { maxBufferedEvents: 3 }, logger);
+      // Five failed passes, each after the last one's backoff (0.5, 1, 2, 4 s): the next waits 8 s.
+      store.failures = [1, 2, 3, 4, 5].map((n) => new Error(`down ${n}`));
+      writer.push(status('outage-1'));
+      for (const wait of [0, 500, 1_000, 2_000, 4_000]) {
+        vi.advanceTimersByTime(wait);
+        await writer.flush();
+      }
+      expect(store.failures).toEqual([]);
+      // The store is back; events keep coming and overflow the buffer while the 8 s wait runs.
+      for (const id of ['outage-2', 'outage-3', 'outage-4']) writer.push(status(id));
+      expect(writer.stats).toEqual({ written: 0, dropped: 1, buffered: 3 });
+      vi.advanceTimersByTime(500);
+      await writer.flush();
+      expect(store.rows).toEqual(['outage-2', 'outage-3', 'outage-4']);
+    } finally {
+      vi.useRealTimers();
+    }
+  });
+});
