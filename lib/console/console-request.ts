@@ -10,6 +10,7 @@ import { describeError, InvalidOperationError, quoteInput } from '../errors/elas
 import { ELASTIC_JOB_ERROR_CODES, errorPayload, isHiddenFromCaller } from '../errors/error-payload.js';
 import type { ExecutionHistoryQuery } from '../interfaces/execution-history.interface.js';
 import { checkExecutionQuery, checkJobName, MAX_EXECUTIONS_PER_QUERY } from '../lifecycle/operator-input.js';
+import type { ConsoleNamespace } from './console-namespace.js';
 import type { ConsoleRequest } from './console-options.js';
 
 /**
@@ -107,6 +108,22 @@ export function httpError(error: unknown): unknown {
   const payload = errorPayload(error);
   const status = ELASTIC_JOB_ERROR_CODES[payload.code].httpStatus;
   return new HttpException({ statusCode: status, ...payload }, status);
+}
+
+/**
+ * The namespace a request's `?registry=` names (the app's own when absent), for every route of the console's
+ * controllers; a registry given twice, or unknown, refused as an HTTP answer.
+ */
+export function namespaceOf(
+  state: { namespace(name: string | undefined): ConsoleNamespace },
+  registry: unknown,
+): ConsoleNamespace {
+  const name = text(registry, 'registry');
+  try {
+    return state.namespace(name);
+  } catch (error) {
+    throw httpError(error);
+  }
 }
 
 export async function answer<T>(work: Promise<T> | (() => Promise<T>)): Promise<T> {

@@ -17,7 +17,7 @@ import type { ResolvedConsoleOptions } from './console-options.js';
 import { ConsoleActionGuard } from './console-action.guard.js';
 import type { ConsoleNamespace } from './console-namespace.js';
 import { ConsoleStateService } from './console-state.service.js';
-import { answer, httpError, Registry, text } from './console-request.js';
+import { answer, namespaceOf, Registry } from './console-request.js';
 import { CONSOLE_WORKFLOW_RUNS, type ConsoleWorkflow, workflowLayers } from './model/workflow-model.js';
 
 /**
@@ -34,11 +34,7 @@ export function createWorkflowsController(options: ResolvedConsoleOptions): Type
     constructor(@Inject(ConsoleStateService) private readonly state: ConsoleStateService) {}
 
     private ns(registry: unknown): ConsoleNamespace {
-      try {
-        return this.state.namespace(text(registry, 'registry'));
-      } catch (error) {
-        throw httpError(error);
-      }
+      return namespaceOf(this.state, registry);
     }
 
     /** Every workflow of the namespace with its DAG's layers and its latest runs. */

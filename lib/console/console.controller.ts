@@ -47,6 +47,7 @@ import {
   executionQuery,
   httpError,
   integer,
+  namespaceOf,
   pageHeaders,
   refuseCrossSite,
   Registry,
@@ -93,12 +94,7 @@ export function createConsoleController(options: ResolvedConsoleOptions): Type<u
 
     /** The namespace `?registry=` names; a 400 naming the known ones for another name. */
     private ns(registry: unknown): ConsoleNamespace {
-      const name = text(registry, 'registry');
-      try {
-        return this.state.namespace(name);
-      } catch (error) {
-        throw httpError(error);
-      }
+      return namespaceOf(this.state, registry);
     }
 
     @Get('api/registries')
