@@ -123,9 +123,19 @@ export async function runAttempts(
   }
 }
 
+/**
+ * Waits at least `delay` ms of wall clock, or until woken. A timer alone may come a millisecond early by the clock:
+ * Node counts it from the event loop's cached time, taken when this loop iteration began, not from now.
+ */
 function backoff(running: RunningItem, delay: number): Promise<void> {
+  const until = Date.now() + delay;
   return new Promise((resolve) => {
-    const timer = setTimeout(done, delay);
+    let timer = setTimeout(check, delay);
+    function check(): void {
+      const left = until - Date.now();
+      if (left > 0) timer = setTimeout(check, left);
+      else done();
+    }
     function done(): void {
       clearTimeout(timer);
       running.wake = undefined;
