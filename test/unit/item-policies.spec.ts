@@ -188,6 +188,73 @@ describe('the item logger', () => {
     }
   });
 
+  it('keeps lines logged between reads in order, each read seeing the lines not yet joined', () => {
+    const kept = new KeptLines();
+    kept.add('log', 'one');
+    kept.add('warn', 'two');
+    expect(kept.lines.map((line) => line.message)).toEqual(['one', 'two']); // read before any compact
+    kept.add('error', 'three');
+    kept.compact();
+    kept.add('debug', 'four');
+    expect(kept.lines.map((line) => [line.level, line.message])).toEqual([
+      ['log', 'one'],
+      ['warn', 'two'],
+      ['error', 'three'],
+      ['debug', 'four'],
+    ]);
+    kept.add('fatal', 'five');
+    expect(kept.lines.map((line) => line.message)).toEqual(['one', 'two', 'three', 'four', 'five']);
+  });
+
+  it('counts the bytes of lines joined together line by line: a lone surrogate is 3 bytes, not half of a pair', () => {
+    const kept = new KeptLines();
+    kept.add('log', 'x\uD83D'); // 1 + 3 bytes alone; joined with the next they would make one 4-byte character
+    kept.add('log', '\uDE00y'); // 3 + 1
+    for (let i = 0; i < 16; i++) kept.add('log', 'a'.repeat(2000)); // 32,000
+    kept.add('log', 'b'.repeat(760)); // 32,768: the bound, exactly
+    kept.add('log', 'c'); // past it (counted as joined, 6 bytes for the first two, it would fit)
+    expect(kept.dropped).toBe(1);
+    const lines = kept.lines;
+    expect(lines).toHaveLength(19);
+    expect(lines[0]!.message).toBe('x\uD83D');
+    expect(lines[1]!.message).toBe('\uDE00y');
+    expect(lines[18]!.message).toBe('b'.repeat(760));
+  });
+
+  it("keeps each line's epoch time exactly, days apart, a clock set back carrying the first line's", () => {
+    const first = 1_800_000_000_000;
+    const now = vi.spyOn(Date, 'now');
+    try {
+      const kept = new KeptLines();
+      for (const at of [first, first + 1, first + 10 * 86_400_000 + 7, first - 5]) {
+        now.mockReturnValueOnce(at);
+        kept.add('verbose', `at ${at}`);
+      }
+      expect(kept.lines.map((line) => [line.at, line.level])).toEqual([
+        [first, 'verbose'],
+        [first + 1, 'verbose'],
+        [first + 10 * 86_400_000 + 7, 'verbose'],
+        [first, 'verbose'],
+      ]);
+    } finally {
+      now.mockRestore();
+    }
+  });
+
+  it("joins an item's lines at its end, so that their strings do not outlive it", () => {
+    const logger = new ItemLogger(new Logger('test'), 0);
+    Logger.overrideLogger(false);
+    try {
+      for (let i = 0; i < 3; i++) logger.log(`line ${i}`);
+      expect(Reflect.get(logger.kept, 'pending')).toHaveLength(3);
+      logger.end();
+      expect(Reflect.get(logger.kept, 'pending')).toHaveLength(0);
+      expect(logger.kept.lines.map((line) => line.message)).toEqual(['line 0', 'line 1', 'line 2']);
+    } finally {
+      Logger.overrideLogger(['log', 'error', 'warn', 'debug', 'verbose', 'fatal']);
+    }
+  });
+
   it("keeps a line whose level the app's logger has off without passing it down; the others reach it", () => {
     const app = new Logger('test', { timestamp: false });
     const logged = vi.spyOn(app, 'log').mockImplementation(() => undefined);
