@@ -40,7 +40,7 @@ interface Sample {
 interface LineSink {
   log(message: string): void;
 }
-/** Takes each line and keeps only the last: the handler's strings are built (a sink that drops them, inlined, is not). */
+/** Keeps only the last line: so the handler's strings are built (a sink that drops them, inlined, is not). */
 let lastLine = '';
 const noop: LineSink = {
   log: (message) => {
