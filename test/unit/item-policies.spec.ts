@@ -6,6 +6,11 @@ import { retryDelay } from '../../lib/job/policies/backoff.js';
 import { itemPolicies } from '../../lib/job/policies/item-policies.js';
 import { ItemLogger } from '../../lib/job/policies/item-lines.js';
 import { KeptLines } from '../../lib/job/policies/kept-lines.js';
+import { NO_ITEM_POLICIES } from '../../lib/job/policies/item-policies.js';
+import { RunningItem, runAttempts } from '../../lib/job/executor/item-attempts.js';
+import type { JobContext } from '../../lib/job/context/job-context.js';
+import type { FiringReport } from '../../lib/job/executor/firing-report.js';
+import { ExecutionLog } from '../../lib/tracing/execution-log.js';
 import { ConsoleLogger, Logger, type LoggerService, type LogLevel } from '@nestjs/common';
 
 /** The item policies' settings (docs/guide/item-policies.md): stored in props, checked as declared options are. */
@@ -277,5 +282,43 @@ describe('the item logger', () => {
       Logger.overrideLogger(before ?? false);
       if (levels) Logger.overrideLogger(levels);
     }
+  });
+});
+
+describe("an item's attempt", () => {
+  it('has its kept lines written by the time it completes, so that their strings do not outlive it', async () => {
+    const book = new ExecutionLog();
+    const pendingAtCompletion: number[] = [];
+    const report = {
+      itemStarted: (_source: unknown, _taskId: unknown, _item: unknown, _at: unknown, id: string | undefined) => ({
+        id,
+      }),
+      itemCompleted: (started: { id: string }) => {
+        const kept: unknown = Reflect.get(book, 'linesById').get(started.id);
+        pendingAtCompletion.push((Reflect.get(kept as object, 'pending') as string[]).length);
+      },
+    } as unknown as FiringReport;
+    const ctx = { jobName: 'nightly', logger: new Logger('nightly') } as unknown as JobContext;
+    Logger.overrideLogger(false);
+    try {
+      const failed = await runAttempts(
+        ctx,
+        report,
+        NO_ITEM_POLICIES,
+        book,
+        { jobName: 'nightly', taskId: 't', shardingTotalCount: 1, shardingItem: 0 } as never,
+        new RunningItem(),
+        { source: 'cron', taskId: 't', scheduledAt: undefined } as never,
+        (context) => {
+          for (let i = 0; i < 3; i++) context.logger.log(`line ${i}`);
+          return Promise.resolve();
+        },
+        () => undefined,
+      );
+      expect(failed).toBeUndefined();
+    } finally {
+      Logger.overrideLogger(['log', 'error', 'warn', 'debug', 'verbose', 'fatal']);
+    }
+    expect(pendingAtCompletion).toEqual([0]);
   });
 });
