@@ -6,6 +6,11 @@ import { retryDelay } from '../../lib/job/policies/backoff.js';
 import { itemPolicies } from '../../lib/job/policies/item-policies.js';
 import { ItemLogger } from '../../lib/job/policies/item-lines.js';
 import { KeptLines } from '../../lib/job/policies/kept-lines.js';
+import { NO_ITEM_POLICIES } from '../../lib/job/policies/item-policies.js';
+import { RunningItem, runAttempts } from '../../lib/job/executor/item-attempts.js';
+import type { JobContext } from '../../lib/job/context/job-context.js';
+import type { FiringReport } from '../../lib/job/executor/firing-report.js';
+import { ExecutionLog } from '../../lib/tracing/execution-log.js';
 import { ConsoleLogger, Logger, type LoggerService, type LogLevel } from '@nestjs/common';
 
 /** The item policies' settings (docs/guide/item-policies.md): stored in props, checked as declared options are. */
@@ -188,6 +193,73 @@ describe('the item logger', () => {
     }
   });
 
+  it('keeps lines logged between reads in order, each read seeing the lines not yet written', () => {
+    const kept = new KeptLines();
+    kept.add('log', 'one');
+    kept.add('warn', 'two');
+    expect(kept.lines.map((line) => line.message)).toEqual(['one', 'two']); // read before any compact
+    kept.add('error', 'three');
+    kept.compact();
+    kept.add('debug', 'four');
+    expect(kept.lines.map((line) => [line.level, line.message])).toEqual([
+      ['log', 'one'],
+      ['warn', 'two'],
+      ['error', 'three'],
+      ['debug', 'four'],
+    ]);
+    kept.add('fatal', 'five');
+    expect(kept.lines.map((line) => line.message)).toEqual(['one', 'two', 'three', 'four', 'five']);
+  });
+
+  it('counts the bytes of lines joined together line by line: a lone surrogate is 3 bytes, not half of a pair', () => {
+    const kept = new KeptLines();
+    kept.add('log', 'x\uD83D'); // 1 + 3 bytes alone; joined with the next they would make one 4-byte character
+    kept.add('log', '\uDE00y'); // 3 + 1
+    for (let i = 0; i < 16; i++) kept.add('log', 'a'.repeat(2000)); // 32,000
+    kept.add('log', 'b'.repeat(760)); // 32,768: the bound, exactly
+    kept.add('log', 'c'); // past it (counted as joined, 6 bytes for the first two, it would fit)
+    expect(kept.dropped).toBe(1);
+    const lines = kept.lines;
+    expect(lines).toHaveLength(19);
+    expect(lines[0]!.message).toBe('x\uFFFD'); // each written alone: a lone surrogate is U+FFFD in UTF-8
+    expect(lines[1]!.message).toBe('\uFFFDy');
+    expect(lines[18]!.message).toBe('b'.repeat(760));
+  });
+
+  it("keeps each line's epoch time exactly, days apart, a clock set back carrying the first line's", () => {
+    const first = 1_800_000_000_000;
+    const now = vi.spyOn(Date, 'now');
+    try {
+      const kept = new KeptLines();
+      for (const at of [first, first + 1, first + 10 * 86_400_000 + 7, first - 5]) {
+        now.mockReturnValueOnce(at);
+        kept.add('verbose', `at ${at}`);
+      }
+      expect(kept.lines.map((line) => [line.at, line.level])).toEqual([
+        [first, 'verbose'],
+        [first + 1, 'verbose'],
+        [first + 10 * 86_400_000 + 7, 'verbose'],
+        [first, 'verbose'],
+      ]);
+    } finally {
+      now.mockRestore();
+    }
+  });
+
+  it("joins an item's lines at its end, so that their strings do not outlive it", () => {
+    const logger = new ItemLogger(new Logger('test'), 0);
+    Logger.overrideLogger(false);
+    try {
+      for (let i = 0; i < 3; i++) logger.log(`line ${i}`);
+      expect(Reflect.get(logger.kept, 'pending')).toHaveLength(3);
+      logger.end();
+      expect(Reflect.get(logger.kept, 'pending')).toHaveLength(0);
+      expect(logger.kept.lines.map((line) => line.message)).toEqual(['line 0', 'line 1', 'line 2']);
+    } finally {
+      Logger.overrideLogger(['log', 'error', 'warn', 'debug', 'verbose', 'fatal']);
+    }
+  });
+
   it("keeps a line whose level the app's logger has off without passing it down; the others reach it", () => {
     const app = new Logger('test', { timestamp: false });
     const logged = vi.spyOn(app, 'log').mockImplementation(() => undefined);
@@ -210,5 +282,43 @@ describe('the item logger', () => {
       Logger.overrideLogger(before ?? false);
       if (levels) Logger.overrideLogger(levels);
     }
+  });
+});
+
+describe("an item's attempt", () => {
+  it('has its kept lines written by the time it completes, so that their strings do not outlive it', async () => {
+    const book = new ExecutionLog();
+    const pendingAtCompletion: number[] = [];
+    const report = {
+      itemStarted: (_source: unknown, _taskId: unknown, _item: unknown, _at: unknown, id: string | undefined) => ({
+        id,
+      }),
+      itemCompleted: (started: { id: string }) => {
+        const kept: unknown = Reflect.get(book, 'linesById').get(started.id);
+        pendingAtCompletion.push((Reflect.get(kept as object, 'pending') as string[]).length);
+      },
+    } as unknown as FiringReport;
+    const ctx = { jobName: 'nightly', logger: new Logger('nightly') } as unknown as JobContext;
+    Logger.overrideLogger(false);
+    try {
+      const failed = await runAttempts(
+        ctx,
+        report,
+        NO_ITEM_POLICIES,
+        book,
+        { jobName: 'nightly', taskId: 't', shardingTotalCount: 1, shardingItem: 0 } as never,
+        new RunningItem(),
+        { source: 'cron', taskId: 't', scheduledAt: undefined } as never,
+        (context) => {
+          for (let i = 0; i < 3; i++) context.logger.log(`line ${i}`);
+          return Promise.resolve();
+        },
+        () => undefined,
+      );
+      expect(failed).toBeUndefined();
+    } finally {
+      Logger.overrideLogger(['log', 'error', 'warn', 'debug', 'verbose', 'fatal']);
+    }
+    expect(pendingAtCompletion).toEqual([0]);
   });
 });

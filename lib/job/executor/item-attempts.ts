@@ -100,6 +100,7 @@ export async function runAttempts(
       failed = true;
       failure = error;
     }
+    context.end();
     report.itemCompleted(started, failed ? { cause: failure } : undefined);
     if (!failed) return undefined;
     if (attempt >= attempts) return { failure, context: context.value };
@@ -152,7 +153,7 @@ function attemptContext(
   running: RunningItem,
   attempt: number,
   lineBook: ItemLineBook | undefined,
-): { value: ShardingContext; executionId: string | undefined } {
+): { value: ShardingContext; executionId: string | undefined; end: () => void } {
   const abort = running.attempt;
   // The execution's id, which its kept lines are filed under: made here only when lines can be kept (else the event
   // publisher makes one, when anybody listens).
@@ -175,7 +176,8 @@ function attemptContext(
       running.progress = { value: checkedProgress(progress), at: Date.now() };
     },
   };
-  return { value, executionId };
+  // At the attempt's end its kept lines are compacted (item-lines.ts), before the tracing writer reads them.
+  return { value, executionId, end: () => logger?.end() };
 }
 
 /**

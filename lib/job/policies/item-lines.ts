@@ -64,6 +64,14 @@ export class ItemLogger implements LoggerService {
   }
 
   /**
+   * The item's attempt ended: its kept lines are written into their compact form now, so that the strings die young
+   * (kept-lines.ts). A line logged after (an abandoned attempt's code still running) is kept as before, written when read.
+   */
+  end(): void {
+    this.kept.compact();
+  }
+
+  /**
    * To the app's logger, unless Nest says its level is off (`logger: ['error', 'warn']`): a line it would drop is not
    * formatted nor passed down Nest's Logger, most of what a line cost (issue 41's bench: 100 lines an item in a burst).
    */
