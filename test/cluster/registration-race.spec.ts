@@ -22,13 +22,13 @@ interface Sharded {
   watchEvents: number;
 }
 
-function manyJobs(namespace: string, jobs: number, cron?: string): LineProcess {
+function manyJobs(namespace: string, jobs: number, cron?: string, total = 2): LineProcess {
   const app = new LineProcess(process.execPath, ['build/test/fixtures/many-jobs-app.js'], {
     ...process.env,
     ZK_CONNECT: zkConnect(),
     ZK_NAMESPACE: namespace,
     JOBS: String(jobs),
-    JOB_TOTAL: '2',
+    JOB_TOTAL: String(total),
     ...(cron ? { JOB_CRON: cron } : {}),
   });
   hold(async () => {
@@ -80,5 +80,31 @@ describe('registration of many jobs', () => {
     const zk = await observer(namespace);
     for (let index = 0; index < jobs; index++)
       await expectRegisteredTree(zk, `many-${index}`, [a.instanceId, b.instanceId]);
+  });
+
+  it('a resharding as a peer joins leaves the owner nodes of items that stay where they were untouched', async () => {
+    const namespace = uniqueNamespace('stay');
+    const zk = await observer(namespace);
+    const owners = async (): Promise<Array<{ owner: string | undefined; mzxid: bigint | undefined }>> =>
+      Promise.all(
+        [0, 1, 2, 3].map(async (item) => {
+          const node = await zk.getData(`/many-0/sharding/${item}/instance`);
+          return { owner: node?.data.toString(), mzxid: node?.stat.mzxid };
+        }),
+      );
+    const first = await sharded(manyJobs(namespace, 1, '* * * * * *', 4));
+    const before = await owners();
+    expect(before.map((item) => item.owner)).toEqual(Array(4).fill(first.instanceId));
+    // The second instance gets its items at the leader's next firing after it joined.
+    const second = await sharded(manyJobs(namespace, 1, '* * * * * *', 4));
+    const after = await owners();
+    const kept = [0, 1, 2, 3].filter((item) => after[item]!.owner === first.instanceId);
+    const moved = [0, 1, 2, 3].filter((item) => after[item]!.owner === second.instanceId);
+    expect(kept.length + moved.length).toBe(4);
+    expect(kept.length).toBe(2);
+    // Kept: not removed and created again (ElasticJob rewrites every owner; each rewrite is an event and a read
+    // for every instance). Moved: written anew.
+    for (const item of kept) expect(after[item]!.mzxid, `item ${item}`).toBe(before[item]!.mzxid);
+    for (const item of moved) expect(after[item]!.mzxid! > before[item]!.mzxid!, `item ${item}`).toBe(true);
   });
 });

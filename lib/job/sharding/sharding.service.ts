@@ -170,7 +170,7 @@ export class ShardingService {
     for (const [instanceId, items] of result) {
       for (const item of items) assign.push(storage.createOp(paths.shardingInstance(item), instanceId));
     }
-    if (!(await this.writeAtomically(assign, total))) await this.writeWithProcessingNode(assign, total);
+    if (!(await this.writeAtomically(result, total))) await this.writeWithProcessingNode(assign, total);
     logger.log(
       `sharded ${total} item(s) over ${instances.length} instance(s): ` +
         `${[...result].map(([id, items]) => `${id}=[${items.join(',')}]`).join(' ')}`,
@@ -188,10 +188,10 @@ export class ShardingService {
    * node (a leader gone mid-sharding), when it takes more than one request, or when ZooKeeper refuses it (the cache
    * was behind): ElasticJob's way then.
    */
-  private async writeAtomically(assign: readonly TransactionOp[], total: number): Promise<boolean> {
+  private async writeAtomically(result: ReadonlyMap<string, readonly number[]>, total: number): Promise<boolean> {
     const { storage, paths } = this.ctx;
     if (storage.cached.has(paths.shardingProcessing)) return false;
-    const ops = [...this.resetOpsFromCache(total), ...assign, { op: 'remove', path: paths.shardingNecessary } as const];
+    const ops = [...this.ownerOpsFromCache(result, total), { op: 'remove', path: paths.shardingNecessary } as const];
     if (storage.multiBatches(ops).length !== 1) return false;
     try {
       await storage.transaction(ops, { coalesce: true });
@@ -278,6 +278,30 @@ export class ShardingService {
     return true;
   }
 
+  /**
+   * The owners' writes of a sharding in one request, planned from the cache: an item whose owner stays is not
+   * rewritten (only checked at the version cached, so a cache behind fails the request), so a resharding as a peer
+   * joins costs every instance an event and a read only for the items that moved. An owner that changes is removed
+   * and created again, as ElasticJob's resetShardingInfo and its transaction do; items beyond the total go.
+   */
+  private ownerOpsFromCache(result: ReadonlyMap<string, readonly number[]>, total: number): TransactionOp[] {
+    const { storage, paths } = this.ctx;
+    const ops: TransactionOp[] = [];
+    for (const [instanceId, items] of result) {
+      for (const item of items) {
+        const owner = paths.shardingInstance(item);
+        const version = storage.cached.version(owner);
+        if (!storage.cached.has(paths.shardingItem(item))) ops.push(storage.createOp(paths.shardingItem(item), ''));
+        else if (version !== undefined && storage.cached.get(owner) === instanceId) {
+          ops.push({ op: 'check', path: owner, version });
+          continue;
+        } else if (storage.cached.has(owner)) ops.push({ op: 'remove', path: owner });
+        ops.push(storage.createOp(owner, instanceId));
+      }
+    }
+    return [...ops, ...this.beyondTotalOps(total)];
+  }
+
   private resetOpsFromCache(total: number): TransactionOp[] {
     const { storage, paths } = this.ctx;
     const ops: TransactionOp[] = [];
@@ -286,6 +310,13 @@ export class ShardingService {
       else if (storage.cached.has(paths.shardingInstance(item)))
         ops.push({ op: 'remove', path: paths.shardingInstance(item) });
     }
+    return [...ops, ...this.beyondTotalOps(total)];
+  }
+
+  /** Items beyond the new total: their children first, then the item node. */
+  private beyondTotalOps(total: number): TransactionOp[] {
+    const { storage, paths } = this.ctx;
+    const ops: TransactionOp[] = [];
     for (const name of storage.cached.children(paths.sharding).filter((n) => /^\d+$/.test(n) && Number(n) >= total)) {
       // Items beyond the new total: their children first, then the item node.
       for (const child of storage.cached.children(`${paths.sharding}/${name}`))
