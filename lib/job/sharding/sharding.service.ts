@@ -201,6 +201,10 @@ export class ShardingService {
       // request was applied) is thrown: redone step by step on a tree half as planned, it would clear the owners.
       const code = registryErrorCode(error);
       if (code !== 'NODE_EXISTS' && code !== 'NO_NODE' && code !== 'BAD_VERSION' && code !== 'NOT_EMPTY') throw error;
+      // A combined request lost with the connection is sent again alone (TransactionCoalescer): refused then, it may
+      // have been applied the first time. Only a sharding removes the flag: gone, this round is written.
+      await storage.cached.settled();
+      if (!storage.cached.has(paths.shardingNecessary)) return true;
       this.ctx.logger.debug(`sharding in one request refused (${code}): sharding step by step`);
       return false;
     }
