@@ -180,8 +180,8 @@ export class ShardingService {
   }
 
   /**
-   * The whole sharding in one request, sent with the other jobs' writes of this tick: the old owners cleared, the
-   * new ones written and the flag removed at once. ElasticJob's `leader/sharding/processing` node marks a sharding
+   * The whole sharding in one request, sent with the other jobs' writes of this tick: the owners that move
+   * rewritten (ownerOpsFromCache) and the flag removed at once. ElasticJob's `leader/sharding/processing` node marks a sharding
    * written in several requests (ShardingService.shardingIfNecessary creates it, and removes it in the transaction
    * that writes the owners); created and removed in one atomic request, nobody could ever see it, so it is left
    * out: a request and two watch events fewer a job. False, with nothing written, when the cache shows a processing
@@ -322,7 +322,6 @@ export class ShardingService {
     const { storage, paths } = this.ctx;
     const ops: TransactionOp[] = [];
     for (const name of storage.cached.children(paths.sharding).filter((n) => /^\d+$/.test(n) && Number(n) >= total)) {
-      // Items beyond the new total: their children first, then the item node.
       for (const child of storage.cached.children(`${paths.sharding}/${name}`))
         ops.push({ op: 'remove', path: `${paths.sharding}/${name}/${child}` });
       ops.push({ op: 'remove', path: `${paths.sharding}/${name}` });
