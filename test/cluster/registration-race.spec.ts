@@ -66,6 +66,8 @@ describe('registration of many jobs', () => {
     const stats = await sharded(manyJobs(namespace, jobs));
     // Each job alone: its set-up, its announcement, the processing node and the sharding, 4 writes (400 here).
     expect(stats.writes).toBeLessThanOrEqual(jobs / 2);
+    // A new job's tree is found missing in one read of its root (its data and its children: two before).
+    expect(stats.reads).toBeLessThanOrEqual(jobs);
     const zk = await observer(namespace);
     for (let index = 0; index < jobs; index += 9) await expectRegisteredTree(zk, `many-${index}`, [stats.instanceId]);
   });
