@@ -153,6 +153,12 @@ export class TreeCache {
     return this.nodes.get(path)?.data;
   }
 
+  /** The cached node's data version (0 for our own creates), undefined when it is not cached or not read. */
+  version(path: string): number | undefined {
+    const node = this.nodes.get(path);
+    return node?.data === undefined ? undefined : node.version;
+  }
+
   /** Whether the node is cached without its data (a lazy node nobody has asked about). */
   isUnread(path: string): boolean {
     const node = this.nodes.get(path);

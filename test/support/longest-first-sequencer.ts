@@ -26,6 +26,7 @@ const LONGEST_FIRST = [
   'test/integration/tracing-mysql.spec.ts',
   'test/integration/tracing.spec.ts',
   'test/integration/alerts.spec.ts',
+  'test/cluster/registration-race.spec.ts',
 ];
 
 export default class LongestFirstSequencer extends BaseSequencer {

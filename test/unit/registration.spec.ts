@@ -1,5 +1,6 @@
 import { Logger } from '@nestjs/common';
 import { afterEach, beforeAll, describe, expect, it } from 'vitest';
+import { RegistryError } from '../../lib/errors/elastic-job.errors.js';
 import { resolveJobConfiguration } from '../../lib/job/config/job-configuration.validator.js';
 import { JobScheduler } from '../../lib/job/scheduler/job-scheduler.js';
 import type { ShardingService } from '../../lib/job/sharding/sharding.service.js';
@@ -180,8 +181,9 @@ describe('registration on the in-memory registry', () => {
   it('shards once registered, and a firing that comes meanwhile waits for that sharding instead of sharding too', async () => {
     const zk = new FakeZookeeper();
     const registry = await zk.connect('ns');
+    // A sharding's transaction removes the flag (an owner that stays is not written again: not counted by it).
     const assignments = transactionsSent(registry, (op) =>
-      op.op === 'create' && op.path.endsWith('/instance') && op.path.startsWith('/job/sharding/') ? op.path : undefined,
+      op.op === 'remove' && op.path === '/job/leader/sharding/necessary' ? op.path : undefined,
     );
     const job = scheduler(registry);
     await job.register();
@@ -197,6 +199,34 @@ describe('registration on the in-memory registry', () => {
     const config = resolveJobConfiguration({ jobName: 'job', cron: '0 0 0 1 1 *', shardingTotalCount: 2 });
     await Promise.all([sharding.shardEarly(config), sharding.shardingIfNecessary(config)]);
     expect(assignments.filter((paths) => paths.length > 0)).toHaveLength(2);
+  });
+
+  it('a sharding applied whose answer was lost, then refused when sent again alone, is taken as written', async () => {
+    const zk = new FakeZookeeper();
+    const registry = await zk.connect('ns');
+    const job = scheduler(registry);
+    await job.register();
+    await zk.idle();
+    expect(job.status().shardingItems).toEqual([0, 1]);
+    // Flagged again; the next sharding's combined request is applied, but its answer is lost with the connection and
+    // the TransactionCoalescer's resend of it alone is refused (the flag it removes is gone): NO_NODE.
+    await registry.create('/job/leader/sharding/necessary', Buffer.from(''));
+    await zk.idle();
+    const transaction = registry.transaction.bind(registry);
+    registry.transaction = async (ops: readonly TransactionOp[]) => {
+      await transaction(ops);
+      if (ops.some((op) => op.op === 'remove' && op.path === '/job/leader/sharding/necessary'))
+        throw new RegistryError('NO_NODE', '/job/leader/sharding/necessary', 'refused when sent again alone');
+    };
+    const sharding = (job as unknown as { services: { sharding: ShardingService } }).services.sharding;
+    const config = resolveJobConfiguration({ jobName: 'job', cron: '0 0 0 1 1 *', shardingTotalCount: 2 });
+    await sharding.shardEarly(config);
+    await zk.idle();
+    // ElasticJob's step-by-step way on that tree would have cleared the owners, then failed at the flag.
+    expect(zk.get('/ns/job/sharding/0/instance')).toBeDefined();
+    expect(zk.get('/ns/job/sharding/1/instance')).toBeDefined();
+    expect(zk.get('/ns/job/leader/sharding/processing')).toBeUndefined();
+    expect(job.status().shardingItems).toEqual([0, 1]);
   });
 
   it('joins a job that has a leader without entering its election latch', async () => {

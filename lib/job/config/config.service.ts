@@ -80,7 +80,7 @@ export class ConfigService {
     if (stored === undefined) ops.push(storage.createOp(paths.config, yaml));
     else if (writeConfig && stored !== yaml) ops.push(storage.setDataOp(paths.config, yaml));
     try {
-      await storage.transaction(ops, { rootCheck: false, batches: true });
+      await storage.transaction(ops, { rootCheck: false, batches: true, coalesce: true });
     } catch (error) {
       const code = registryErrorCode(error);
       if (code !== 'NODE_EXISTS' && code !== 'NO_NODE') throw error;

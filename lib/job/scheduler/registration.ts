@@ -182,7 +182,7 @@ export class JobRegistration {
     if (flagged) ops.push(storage.createOp(paths.shardingNecessary, ''));
     const session = ctx.connection.getSessionId();
     try {
-      await storage.transaction(ops);
+      await storage.transaction(ops, { coalesce: true });
     } catch (error) {
       const code = registryErrorCode(error);
       if (code === 'NODE_EXISTS' || code === 'NO_NODE') return undefined;

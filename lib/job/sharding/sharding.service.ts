@@ -1,3 +1,4 @@
+import { registryErrorCode } from '../../errors/elastic-job.errors.js';
 import type { JobInstance } from '../../interfaces/sharded-job-options.interface.js';
 import type { TransactionOp } from '../../registry/registry.types.js';
 import { mapBounded } from '../../registry/request-limits.js';
@@ -158,39 +159,80 @@ export class ShardingService {
       return;
     }
     if (instances.length === 0) return;
-    await storage.createEphemeral(paths.shardingProcessing, '', { replaceOthers: true });
+    const strategy = this.ctx.plugins.strategy(config.jobShardingStrategyType) ?? AVG_ALLOCATION;
+    let result = strategy.sharding(instances, this.ctx.jobName, total);
+    const problem = validateShardingResult(result, instances, total);
+    if (problem) {
+      logger.error(`sharding strategy '${strategy.type}' ${problem}; using AVG_ALLOCATION this time`);
+      result = AVG_ALLOCATION.sharding(instances, this.ctx.jobName, total);
+    }
+    const assign: TransactionOp[] = [];
+    for (const [instanceId, items] of result) {
+      for (const item of items) assign.push(storage.createOp(paths.shardingInstance(item), instanceId));
+    }
+    if (!(await this.writeAtomically(result, total))) await this.writeWithProcessingNode(assign, total);
+    logger.log(
+      `sharded ${total} item(s) over ${instances.length} instance(s): ` +
+        `${[...result].map(([id, items]) => `${id}=[${items.join(',')}]`).join(' ')}`,
+    );
+    await storage.cached.settled();
+    await this.flagMembershipChangedWhileSharding(instances, config);
+  }
+
+  /**
+   * The whole sharding in one request, sent with the other jobs' writes of this tick: the owners that move
+   * rewritten (ownerOpsFromCache) and the flag removed at once. ElasticJob's `leader/sharding/processing` node marks a sharding
+   * written in several requests (ShardingService.shardingIfNecessary creates it, and removes it in the transaction
+   * that writes the owners); created and removed in one atomic request, nobody could ever see it, so it is left
+   * out: a request and two watch events fewer a job. False, with nothing written, when the cache shows a processing
+   * node (a leader gone mid-sharding), when it takes more than one request, or when ZooKeeper refuses it (the cache
+   * was behind): ElasticJob's way then.
+   */
+  private async writeAtomically(result: ReadonlyMap<string, readonly number[]>, total: number): Promise<boolean> {
+    const { storage, paths } = this.ctx;
+    if (storage.cached.has(paths.shardingProcessing)) return false;
+    const ops = [...this.ownerOpsFromCache(result, total), { op: 'remove', path: paths.shardingNecessary } as const];
+    if (storage.multiBatches(ops).length !== 1) return false;
     try {
-      const strategy = this.ctx.plugins.strategy(config.jobShardingStrategyType) ?? AVG_ALLOCATION;
-      let result = strategy.sharding(instances, this.ctx.jobName, total);
-      const problem = validateShardingResult(result, instances, total);
-      if (problem) {
-        logger.error(`sharding strategy '${strategy.type}' ${problem}; using AVG_ALLOCATION this time`);
-        result = AVG_ALLOCATION.sharding(instances, this.ctx.jobName, total);
-      }
-      const assign: TransactionOp[] = [];
-      for (const [instanceId, items] of result) {
-        for (const item of items) assign.push(storage.createOp(paths.shardingInstance(item), instanceId));
-      }
-      assign.push({ op: 'remove', path: paths.shardingNecessary }, { op: 'remove', path: paths.shardingProcessing });
+      await storage.transaction(ops, { coalesce: true });
+      return true;
+    } catch (error) {
+      // Refused as a whole (the cache was behind): step by step. Anything else (a connection lost, maybe after the
+      // request was applied) is thrown: redone step by step on a tree half as planned, it would clear the owners.
+      const code = registryErrorCode(error);
+      if (code !== 'NODE_EXISTS' && code !== 'NO_NODE' && code !== 'BAD_VERSION' && code !== 'NOT_EMPTY') throw error;
+      // A combined request lost with the connection is sent again alone (TransactionCoalescer): refused then, it may
+      // have been applied the first time. Only a sharding removes the flag: gone, this round is written.
+      await storage.cached.settled();
+      if (!storage.cached.has(paths.shardingNecessary)) return true;
+      this.ctx.logger.debug(`sharding in one request refused (${code}): sharding step by step`);
+      return false;
+    }
+  }
+
+  /** ElasticJob's way: `processing` first, then the owners (in as many requests as needed), the flags last. */
+  private async writeWithProcessingNode(assign: readonly TransactionOp[], total: number): Promise<void> {
+    const { storage, paths } = this.ctx;
+    await storage.createEphemeral(paths.shardingProcessing, '', { replaceOthers: true });
+    const owners = [
+      ...assign,
+      { op: 'remove', path: paths.shardingNecessary } as const,
+      { op: 'remove', path: paths.shardingProcessing } as const,
+    ];
+    try {
       try {
         // One transaction, planned from the cache: clear the old owners, make missing item nodes, assign. Beyond
         // what one request may carry, several in order: the flags go in the last, so followers wait for all.
-        await storage.transaction([...this.resetOpsFromCache(total), ...assign], { batches: true });
+        await storage.transaction([...this.resetOpsFromCache(total), ...owners], { batches: true });
       } catch {
         // The cache was behind (or a request failed half-way): ElasticJob's way, step by step, then the assignment.
         await this.resetShardingInfo(total);
-        await storage.transaction(assign, { batches: true });
+        await storage.transaction(owners, { batches: true });
       }
-      logger.log(
-        `sharded ${total} item(s) over ${instances.length} instance(s): ` +
-          `${[...result].map(([id, items]) => `${id}=[${items.join(',')}]`).join(' ')}`,
-      );
     } catch (error) {
       await storage.remove(paths.shardingProcessing).catch(() => undefined);
       throw error;
     }
-    await storage.cached.settled();
-    await this.flagMembershipChangedWhileSharding(instances, config);
   }
 
   /**
@@ -240,6 +282,30 @@ export class ShardingService {
     return true;
   }
 
+  /**
+   * The owners' writes of a sharding in one request, planned from the cache: an item whose owner stays is not
+   * rewritten (only checked at the version cached, so a cache behind fails the request), so a resharding as a peer
+   * joins costs every instance an event and a read only for the items that moved. An owner that changes is removed
+   * and created again, as ElasticJob's resetShardingInfo and its transaction do; items beyond the total go.
+   */
+  private ownerOpsFromCache(result: ReadonlyMap<string, readonly number[]>, total: number): TransactionOp[] {
+    const { storage, paths } = this.ctx;
+    const ops: TransactionOp[] = [];
+    for (const [instanceId, items] of result) {
+      for (const item of items) {
+        const owner = paths.shardingInstance(item);
+        const version = storage.cached.version(owner);
+        if (!storage.cached.has(paths.shardingItem(item))) ops.push(storage.createOp(paths.shardingItem(item), ''));
+        else if (version !== undefined && storage.cached.get(owner) === instanceId) {
+          ops.push({ op: 'check', path: owner, version });
+          continue;
+        } else if (storage.cached.has(owner)) ops.push({ op: 'remove', path: owner });
+        ops.push(storage.createOp(owner, instanceId));
+      }
+    }
+    return [...ops, ...this.beyondTotalOps(total)];
+  }
+
   private resetOpsFromCache(total: number): TransactionOp[] {
     const { storage, paths } = this.ctx;
     const ops: TransactionOp[] = [];
@@ -248,8 +314,14 @@ export class ShardingService {
       else if (storage.cached.has(paths.shardingInstance(item)))
         ops.push({ op: 'remove', path: paths.shardingInstance(item) });
     }
+    return [...ops, ...this.beyondTotalOps(total)];
+  }
+
+  /** Items beyond the new total: their children first, then the item node. */
+  private beyondTotalOps(total: number): TransactionOp[] {
+    const { storage, paths } = this.ctx;
+    const ops: TransactionOp[] = [];
     for (const name of storage.cached.children(paths.sharding).filter((n) => /^\d+$/.test(n) && Number(n) >= total)) {
-      // Items beyond the new total: their children first, then the item node.
       for (const child of storage.cached.children(`${paths.sharding}/${name}`))
         ops.push({ op: 'remove', path: `${paths.sharding}/${name}/${child}` });
       ops.push({ op: 'remove', path: `${paths.sharding}/${name}` });

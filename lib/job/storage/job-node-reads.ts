@@ -17,6 +17,11 @@ export class CachedReads {
     return this.cache.has(path);
   }
 
+  /** The node's data version as cached; undefined when not cached or not read. */
+  version(path: string): number | undefined {
+    return this.cache.version(path);
+  }
+
   /** Whether the node is cached but its data was not read (a lazy node, see NodeShape). */
   isUnread(path: string): boolean {
     return this.cache.isUnread(path);

@@ -184,6 +184,7 @@ export class JobNodeStorage {
    * A multi-op, with `check(/{job})` first as ElasticJob does (`rootCheck: false` while setting the job up, when the
    * root may be missing). One request, atomic; `batches`: in as many requests as ZooKeeper's request limit needs,
    * each with the root check, atomic within a request only (callers must be able to pick up after a partial write).
+   * `coalesce`: sent with the other jobs' transactions of this tick when it is one request (see write()).
    */
   async transaction(
     ops: readonly TransactionOp[],
@@ -192,7 +193,10 @@ export class JobNodeStorage {
     if (ops.length === 0) return;
     const leading = options.rootCheck === false ? [] : [this.rootCheck()];
     if (!options.batches) return this.write([...leading, ...ops], options.coalesce === true);
-    for (const batch of this.registry.multiBatches(ops, leading)) await this.write(batch);
+    const batches = this.registry.multiBatches(ops, leading);
+    // One request's worth may share a request with other jobs' (the coalescer sends a large one alone anyway).
+    if (batches.length === 1) return this.write(batches[0]!, options.coalesce === true);
+    for (const batch of batches) await this.write(batch);
   }
 
   /**
