@@ -105,6 +105,9 @@ export async function mapBounded<T, R>(
   task: (item: T) => Promise<R>,
   limit = MAX_CONCURRENT_REQUESTS,
 ): Promise<R[]> {
+  // Few enough to start together in this turn (a firing's items, a job's markers): the same starts, in the same
+  // order, without the workers' machinery (its closures and promises were ~1.3 KB an item start in a burst).
+  if (items.length <= limit && items.length <= STARTS_PER_TURN) return Promise.all(items.map((item) => task(item)));
   const results: R[] = [];
   let next = 0;
   let failed = false;

@@ -188,6 +188,19 @@ export class TreeCache {
     return children ? [...children] : [];
   }
 
+  /** Whether a cached child's name passes `test` (no copy of the children: asked at every firing). */
+  someChild(path: string, test: (name: string) => boolean): boolean {
+    const children = this.nodes.get(path)?.children;
+    if (children) for (const name of children) if (test(name)) return true;
+    return false;
+  }
+
+  /** How many children are cached. */
+  childCount(path: string): number {
+    const children = this.nodes.get(path)?.children;
+    return children === undefined ? 0 : children instanceof Set ? children.size : children.length;
+  }
+
   /** Every cached path, for diagnostics and tree dumps. */
   paths(): string[] {
     return [...this.nodes.keys()];

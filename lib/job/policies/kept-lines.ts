@@ -22,6 +22,9 @@ const MAX_BYTES_PER_UNIT = 3;
 /** First sizes: under Node's pooled-Buffer size (4 KB), and room for a few dozen lines before the first copy. */
 const FIRST_TEXT_BYTES = 2048;
 const FIRST_LINES = 32;
+/** Never written: a line first grows the buffer and the array it goes to (grow(), add()). */
+const NO_TEXT = Buffer.alloc(0);
+const NO_META = new Float64Array(0);
 
 /**
  * One execution's kept lines, stored compactly: their text as UTF-8 in one buffer outside the JS heap, their times,
@@ -37,9 +40,10 @@ export class KeptLines implements ExecutionLines {
   dropped = 0;
   private count = 0;
   private bytes = 0;
-  private text: Buffer = Buffer.alloc(0);
+  /** Shared empty ones until the first line (most items log none, and a logger is made when first read). */
+  private text: Buffer = NO_TEXT;
   /** Per line, two numbers: its time (epoch ms), then the end of its text in `text` × 8 + its level's code. */
-  private meta = new Float64Array(0);
+  private meta: Float64Array = NO_META;
 
   /** Keeps one line (cut at MAX_ITEM_LOG_LINE_CHARACTERS), or counts it when past a bound. */
   add(level: ExecutionLine['level'], message: string): void {

@@ -76,7 +76,7 @@ export class ShardingService {
 
   /** staticSharding: once items are assigned, membership changes do not move them (ElasticJob's rule). */
   isStaticallySharded(config: JobConfiguration): boolean {
-    return config.staticSharding && this.ctx.storage.cached.children(this.ctx.paths.sharding).length > 0;
+    return config.staticSharding && this.ctx.storage.cached.childCount(this.ctx.paths.sharding) > 0;
   }
 
   /** Items whose `sharding/{i}/instance` names no live instance: missing, garbage, or an instance that is gone. */
