@@ -70,6 +70,23 @@ export class ExecutionService {
     return false;
   }
 
+  /** Whether the cache shows a marker of ours for an item not running here (what removeStaleOwnMarkers removes). */
+  hasStaleOwnMarkers(total: number): boolean {
+    const { storage, paths, instanceId } = this.ctx;
+    for (let item = 0; item < total; item++)
+      if (storage.cached.get(paths.running(item)) === instanceId && !this.runsHere(item)) return true;
+    return false;
+  }
+
+  /**
+   * Whether the cache shows a running marker (read or not) of any of these items: with none, no item of them runs
+   * anywhere (misfireIfHasRunningItems would read nothing and find nothing).
+   */
+  anyMarkerCached(items: readonly number[]): boolean {
+    for (const item of items) if (this.ctx.storage.cached.has(this.ctx.paths.running(item))) return true;
+    return false;
+  }
+
   /** Removes our own markers of items not running here (their removal failed while disconnected). */
   async removeStaleOwnMarkers(total: number): Promise<void> {
     const { storage, paths, instanceId } = this.ctx;

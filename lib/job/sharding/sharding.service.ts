@@ -102,6 +102,20 @@ export class ShardingService {
   }
 
   /**
+   * Whether shardingIfNecessary may have anything to do, from the cache: a sharding under way here, the flag set, or
+   * (the leader) items assigned to no live instance. False: it would return at once.
+   */
+  mayNeedSharding(config: JobConfiguration): boolean {
+    return (
+      this.inFlight !== undefined ||
+      this.isNeedSharding() ||
+      (this.leader.isLeader() &&
+        !this.isStaticallySharded(config) &&
+        this.itemsWithoutLiveOwner(config.shardingTotalCount).length > 0)
+    );
+  }
+
+  /**
    * ElasticJob's shardingIfNecessary, one at a time per job: an early sharding (shardEarly) and a firing's, or two
    * firings', never shard together; the later one runs once the earlier is done (and finds the flag gone).
    */
