@@ -69,8 +69,14 @@ export function multiBatches(
   pathPrefixBytes = 0,
   leading: readonly TransactionOp[] = [],
 ): TransactionOp[][] {
-  const batches: TransactionOp[][] = [];
   const leadingBytes = multiRequestBytes(leading, aclBytes, pathPrefixBytes);
+  // Most fit one request (a job's markers): sized first, then one batch without growing it op by op.
+  if (leading.length + ops.length <= MULTI_BATCH_OPS) {
+    let bytes = leadingBytes;
+    for (const op of ops) bytes += multiOpBytes(op, aclBytes, pathPrefixBytes);
+    if (bytes <= MULTI_BATCH_BYTES) return ops.length === 0 ? [] : [leading.concat(ops)];
+  }
+  const batches: TransactionOp[][] = [];
   let batch: TransactionOp[] = [...leading];
   let bytes = leadingBytes;
   for (const op of ops) {
