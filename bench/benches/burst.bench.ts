@@ -31,23 +31,37 @@ export interface BurstFigures {
   readyMs: number;
   /** RSS after the measured bursts, MB. */
   rssMb: number;
+  /**
+   * JavaScript heap bytes allocated over the measured bursts per item start (the app's `alloc`, from V8's GC
+   * statistics: collected objects included, load-insensitive), the idle process's between bursts included.
+   */
+  allocatedPerStartBytes: number;
 }
 
 const latenessOf = (lines: readonly string[]): number[] =>
   lines.filter((line) => line.includes('"lateness"')).map((line) => (JSON.parse(line.slice(4)) as { ms: number }).ms);
 
-/** Item-start lateness of every burst measured, in order. */
-async function bursts(app: LineProcess, count: number): Promise<number[][]> {
+/** Asks the app for a figure and resolves with its answer. */
+async function ask<T>(app: LineProcess, command: string, event: string): Promise<T> {
+  const at = app.lines.length;
+  app.send(command);
+  return JSON.parse((await app.waitForLine((line) => line.includes(`"event":"${event}"`), 10_000, at)).slice(4)) as T;
+}
+
+/** Item-start lateness of every burst measured, in order, and the heap bytes allocated over them all. */
+async function bursts(app: LineProcess, count: number): Promise<{ lateness: number[][]; allocated: number }> {
   await app.waitForLine(/"event":"lateness"/, 120_000); // a burst has run
   // From the middle of a period on: each window of PERIOD_MS holds one whole burst.
   await sleep(Math.ceil(Date.now() / PERIOD_MS) * PERIOD_MS + PERIOD_MS / 2 - Date.now());
+  await ask(app, 'alloc', 'alloc'); // the count starts here
   const all: number[][] = [];
   for (let burst = 0; burst < count; burst++) {
     const from = app.lines.length;
     await sleep(PERIOD_MS);
     all.push(latenessOf(app.lines.slice(from)));
   }
-  return all;
+  const { bytes } = await ask<{ bytes: number }>(app, 'alloc', 'alloc');
+  return { lateness: all, allocated: bytes };
 }
 
 /**
@@ -80,7 +94,7 @@ export async function burstAtInstant(jobs = 1000): Promise<BurstFigures> {
   const one = burstApp(1);
   let oneJobP99: number;
   try {
-    oneJobP99 = percentile((await bursts(one, 3)).flat(), 99);
+    oneJobP99 = percentile((await bursts(one, 3)).lateness.flat(), 99);
   } finally {
     await one.stop();
   }
@@ -94,7 +108,7 @@ export async function burstAtInstant(jobs = 1000): Promise<BurstFigures> {
     const eldFrom = app.lines.length;
     app.send('eld'); // reset: the loop's delay over the measured bursts
     await app.waitForLine(/"event":"eld"/, 10_000, eldFrom);
-    const measured = await bursts(app, quick ? 4 : 10);
+    const { lateness: measured, allocated } = await bursts(app, quick ? 4 : 10);
     const askedAt = app.lines.length;
     app.send('eld');
     const eld = JSON.parse((await app.waitForLine(/"event":"eld"/, 10_000, askedAt)).slice(4)) as {
@@ -119,6 +133,7 @@ export async function burstAtInstant(jobs = 1000): Promise<BurstFigures> {
       eldMax: Math.round(eld.max * 10) / 10,
       readyMs: registered.sinceStartMs,
       rssMb: Math.round(rss.rss / 2 ** 20),
+      allocatedPerStartBytes: Math.round(allocated / Math.max(1, measured.flat().length)),
     };
   } finally {
     await app.stop();

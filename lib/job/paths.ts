@@ -52,6 +52,11 @@ export class JobNodePath {
   readonly guaranteeStartedLatch: string;
   readonly guaranteeCompletedLatch: string;
   private readonly skeletonPaths: readonly string[];
+  /** itemPath()'s memo, made when first asked. */
+  private itemPaths: string[] | undefined;
+  /** The last server and instance path asked for (this instance's own, nearly always). */
+  private lastServer: { ip: string; path: string } | undefined;
+  private lastInstance: { id: string; path: string } | undefined;
 
   constructor(readonly jobName: string) {
     this.root = intern(`/${jobName}`);
@@ -145,11 +150,14 @@ export class JobNodePath {
   }
 
   server(ip: string): string {
-    return `${this.servers}/${ip}`;
+    if (ip !== this.lastServer?.ip) this.lastServer = { ip, path: `${this.servers}/${ip}` };
+    return this.lastServer.path;
   }
 
   instance(instanceId: string): string {
-    return `${this.instances}/${instanceId}`;
+    if (instanceId !== this.lastInstance?.id)
+      this.lastInstance = { id: instanceId, path: `${this.instances}/${instanceId}` };
+    return this.lastInstance.path;
   }
 
   shardingItem(item: number): string {
@@ -157,19 +165,31 @@ export class JobNodePath {
   }
 
   shardingInstance(item: number): string {
-    return `${this.sharding}/${item}/instance`;
+    return this.itemPath(item, INSTANCE);
   }
 
   running(item: number): string {
-    return `${this.sharding}/${item}/running`;
+    return this.itemPath(item, RUNNING);
   }
 
   misfire(item: number): string {
-    return `${this.sharding}/${item}/misfire`;
+    return this.itemPath(item, MISFIRE);
   }
 
   disabled(item: number): string {
-    return `${this.sharding}/${item}/disabled`;
+    return this.itemPath(item, DISABLED);
+  }
+
+  /**
+   * `sharding/{item}/{kind}`, the paths every firing asks about for each of its items (a dozen lookups an item), made
+   * once per job and item for the first MEMO_ITEMS items: internalized, so the cache's key of the same node is the
+   * same string.
+   */
+  private itemPath(item: number, kind: number): string {
+    if (item >= MEMO_ITEMS || !Number.isInteger(item) || item < 0)
+      return `${this.sharding}/${item}/${ITEM_NODES[kind]}`;
+    const memo = (this.itemPaths ??= []);
+    return (memo[item * ITEM_NODES.length + kind] ??= intern(`${this.sharding}/${item}/${ITEM_NODES[kind]}`));
   }
 
   failover(item: number): string {
@@ -213,18 +233,35 @@ export class JobNodePath {
 
   /** `servers/{ip}` → ip, for events on server nodes; undefined for other paths. */
   serverIpOf(path: string): string | undefined {
-    return path.startsWith(`${this.servers}/`) && !path.slice(this.servers.length + 1).includes('/')
-      ? path.slice(this.servers.length + 1)
-      : undefined;
+    return childName(path, this.servers);
   }
 
   /** `instances/{id}` → id; undefined for other paths. */
   instanceIdOf(path: string): string | undefined {
-    return path.startsWith(`${this.instances}/`) && !path.slice(this.instances.length + 1).includes('/')
-      ? path.slice(this.instances.length + 1)
-      : undefined;
+    return childName(path, this.instances);
   }
 }
+
+/**
+ * `{parent}/{name}` → name; undefined for other paths. Asked of every event in a job's tree (a burst's running
+ * markers among them): decided without building a string unless it is a child.
+ */
+function childName(path: string, parent: string): string | undefined {
+  const from = parent.length + 1;
+  if (path.length < from || path.charCodeAt(parent.length) !== SLASH || !path.startsWith(parent)) return undefined;
+  return path.indexOf('/', from) < 0 ? path.slice(from) : undefined;
+}
+
+const SLASH = 47;
+
+/** The nodes below `sharding/{item}` a firing reads, by itemPath()'s kind. */
+const ITEM_NODES = ['instance', 'running', 'misfire', 'disabled'] as const;
+const INSTANCE = 0;
+const RUNNING = 1;
+const MISFIRE = 2;
+const DISABLED = 3;
+/** Items whose paths are kept (a job of ten thousand items keeps those of its first 64). */
+const MEMO_ITEMS = 64;
 
 /** Sharding items 0 to total - 1. */
 export function everyItem(total: number): number[] {

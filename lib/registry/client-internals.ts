@@ -11,6 +11,11 @@ export interface JuteRecord {
   serialize(buffer: Buffer, offset: number): number;
   setChrootPath?(path: string): void;
 }
+/** A record the client reads an answer into. */
+export interface JuteResponseRecord {
+  deserialize(buffer: Buffer, offset: number): number;
+  setChrootPath(path: string | undefined): void;
+}
 export interface JuteRequestHeader extends JuteRecord {
   xid: number;
   type: number;
@@ -22,11 +27,26 @@ export interface JuteCreateRequest extends JuteRecord {
   flags: number;
 }
 export interface Jute {
-  OP_CODES: { SET_WATCHES: number; MULTI: number; ERROR: number; PING: number; CREATE: number };
+  OP_CODES: {
+    SET_WATCHES: number;
+    MULTI: number;
+    ERROR: number;
+    PING: number;
+    CREATE: number;
+    DELETE: number;
+    CHECK: number;
+    SET_DATA: number;
+  };
   XID_PING: number;
   protocol: {
     RequestHeader: new (xid?: number, type?: number) => JuteRequestHeader;
     CreateRequest: new () => JuteCreateRequest;
+    SetDataResponse: new () => JuteResponseRecord & { stat: unknown };
+  };
+  /** The reader of a `multi` answer (multi-answer.ts replaces its deserialize). */
+  TransactionResponse: {
+    new (): JuteResponseRecord & { results: unknown[] };
+    prototype: { deserialize(this: never, buffer: Buffer, offset: number): number };
   };
   Request: new (header: JuteRequestHeader, payload: JuteRecord | null) => { toBuffer(): Buffer };
 }

@@ -128,21 +128,31 @@ export class TreeCache {
       () => true,
       () => false,
     );
+    let expected = false;
     for (const { path, data } of creates) {
-      if (path !== this.root && !path.startsWith(`${this.root}/`)) continue;
-      const entry = { data, created };
-      const ownCreates = (this.ownCreates ??= new Map());
-      ownCreates.set(path, entry);
-      // Normally the event has taken the entry by the time the answer comes (ZooKeeper sends the notification
-      // first); without a watch in place (reconnecting) no event comes.
-      void created.then(() => {
-        if (this.ownCreates?.get(path) === entry) this.forgetOwnCreate(path);
-      });
+      if (!this.isInTree(path)) continue;
+      (this.ownCreates ??= new Map()).set(path, { data, created });
+      expected = true;
     }
+    if (!expected) return;
+    // Normally the event has taken each entry by the time the answer comes (ZooKeeper sends the notification
+    // first); without a watch in place (reconnecting) no event comes. One callback for the write's creates: an
+    // entry of this write is the one holding its `created`.
+    void created.then(() => {
+      for (const { path } of creates) if (this.ownCreates?.get(path)?.created === created) this.forgetOwnCreate(path);
+    });
   }
 
   has(path: string): boolean {
     return this.nodes.has(path);
+  }
+
+  /** The root or below it (asked of every event: no string built). */
+  private isInTree(path: string): boolean {
+    return (
+      path === this.root ||
+      (path.length > this.root.length && path.charCodeAt(this.root.length) === 47 && path.startsWith(this.root))
+    );
   }
 
   /**
@@ -192,6 +202,19 @@ export class TreeCache {
   children(path: string): string[] {
     const children = this.nodes.get(path)?.children;
     return children ? [...children] : [];
+  }
+
+  /** Whether a cached child's name passes `test` (no copy of the children: asked at every firing). */
+  someChild(path: string, test: (name: string) => boolean): boolean {
+    const children = this.nodes.get(path)?.children;
+    if (children) for (const name of children) if (test(name)) return true;
+    return false;
+  }
+
+  /** How many children are cached. */
+  childCount(path: string): number {
+    const children = this.nodes.get(path)?.children;
+    return children === undefined ? 0 : children instanceof Set ? children.size : children.length;
   }
 
   /** Every cached path, for diagnostics and tree dumps. */
@@ -269,7 +292,7 @@ export class TreeCache {
   private onWatch(event: WatchEvent): void {
     if (this.lifecycle !== 'STARTED') return;
     const { path } = event;
-    if (path !== this.root && !path.startsWith(`${this.root}/`)) return;
+    if (!this.isInTree(path)) return;
     const shape = this.shape(path);
     if (shape === 'ignore') return;
     if (event.type === 'NODE_DELETED') {

@@ -6,6 +6,7 @@ import juteModule from 'node-zookeeper-client/lib/jute/index.js';
 import { AddWatchRequest } from './add-watch-request.js';
 import type { ConnectionManagerInternals, Jute, RawNotification } from './client-internals.js';
 import { streamlineIo, tapNotifications } from './client-patches.js';
+import { installLeanMultiAnswers } from './multi-answer.js';
 import { multiAcl, MultiRequest, type MultiOp } from './multi-request.js';
 import type { NodeData, NodeMode, NodeStat, WatchEventType } from './registry.types.js';
 
@@ -121,6 +122,14 @@ export function assertClientShape(client: Client): void {
       ].every((code) => typeof code === 'number'),
     ],
     ['jute.XID_PING', typeof jute.XID_PING === 'number'],
+    [
+      'jute.OP_CODES (DELETE, CHECK, SET_DATA), jute.TransactionResponse, jute.protocol.SetDataResponse',
+      [jute.OP_CODES?.DELETE, jute.OP_CODES?.CHECK, jute.OP_CODES?.SET_DATA].every(
+        (code) => typeof code === 'number',
+      ) &&
+        typeof jute.TransactionResponse?.prototype?.deserialize === 'function' &&
+        typeof jute.protocol?.SetDataResponse === 'function',
+    ],
     ['jute.protocol.RequestHeader', typeof jute.protocol?.RequestHeader === 'function'],
     ['jute.protocol.CreateRequest', typeof jute.protocol?.CreateRequest === 'function'],
     ['jute.Request', typeof jute.Request === 'function'],
@@ -176,6 +185,7 @@ export class ZookeeperClientAdapter {
       throw error;
     }
     this.manager = internals(this.client);
+    installLeanMultiAnswers(jute);
     streamlineIo(this.manager);
     tapNotifications(this.manager, EVENT_TYPES, onNotification);
     if (options.digest) this.client.addAuthInfo('digest', Buffer.from(options.digest, 'utf8'));

@@ -67,8 +67,8 @@ export class ExecutionLog implements ExecutionHistory {
         success: undefined,
         failureCause: undefined,
         instanceId: event.instanceId,
-        ...(event.attempt === undefined ? {} : { attempt: event.attempt }),
       };
+      if (event.attempt !== undefined) record.attempt = event.attempt;
       this.records.push(record);
       this.byId.set(record.id, record);
       if (this.records.length > this.size) this.byId.delete(this.records.shift()!.id);

@@ -1,4 +1,4 @@
-import { Logger } from '@nestjs/common';
+import { ConsoleLogger, Logger, type LoggerService } from '@nestjs/common';
 import { RegistryError } from '../../lib/errors/elastic-job.errors.js';
 import { afterEach, beforeAll, describe, expect, it, vi } from 'vitest';
 import type { ShardedJobOptions } from '../../lib/interfaces/sharded-job-options.interface.js';
@@ -443,8 +443,11 @@ describe('the executor state machine (JobScheduler on the fake registry, fake ti
   });
 
   it('logs each firing at debug level (items, duration), and an overlapping cron at most once a minute', async () => {
-    const debug = vi.spyOn(Logger.prototype, 'debug');
-    const log = vi.spyOn(Logger.prototype, 'log');
+    const debug = vi.spyOn(Logger.prototype, 'debug').mockImplementation(() => undefined);
+    const log = vi.spyOn(Logger.prototype, 'log').mockImplementation(() => undefined);
+    // An app logger with debug on (the firing lines are built only when debug is); put back after.
+    const before = Reflect.get(Logger, 'staticInstanceRef') as LoggerService | undefined;
+    Logger.overrideLogger(new ConsoleLogger({ logLevels: ['error', 'debug', 'log'] }));
     try {
       const job = await startJob('2026-01-01T00:00:00.500Z', { monitorExecution: false });
       job.items.hold();
@@ -461,8 +464,23 @@ describe('the executor state machine (JobScheduler on the fake registry, fake ti
         debug.mock.calls.some((call) => /^CRON firing: items \[0-1\] finished in \d+ ms$/.test(String(call[0]))),
       ).toBe(true);
     } finally {
+      Logger.overrideLogger(before ?? false);
+      Logger.overrideLogger(['error']);
       debug.mockRestore();
       log.mockRestore();
+    }
+  });
+
+  it('builds no firing debug line while debug is off (a burst of firings would build them for nobody)', async () => {
+    const debug = vi.spyOn(Logger.prototype, 'debug');
+    try {
+      const job = await startJob('2026-01-01T00:00:00.500Z', { monitorExecution: false });
+      await vi.advanceTimersByTimeAsync(500); // 00:00:01: the firing runs
+      await settle(job);
+      expect(job.items.calls).toEqual([0, 1]);
+      expect(debug.mock.calls.filter((call) => String(call[0]).includes('firing: items'))).toEqual([]);
+    } finally {
+      debug.mockRestore();
     }
   });
 

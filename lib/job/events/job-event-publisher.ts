@@ -9,6 +9,8 @@ import type {
   ElasticJobEventOf,
   ElasticJobEventType,
   ExecutionSource,
+  ItemCompletedEvent,
+  ItemStartedEvent,
   JobStatusEvent,
   JobStatusState,
 } from '../../events/elastic-job-event.types.js';
@@ -60,6 +62,11 @@ export class JobEventPublisher {
       at: new Date(),
       ...fields,
     } as ElasticJobEvent);
+  }
+
+  /** An event built whole by the caller, who has checked that somebody observes its type. */
+  publishBuilt(event: ElasticJobEvent): void {
+    this.sink?.publish(event);
   }
 
   /** Publishes the executor's events as ElasticJob's item (JobExecutionEvent) and status (JobStatusTraceEvent) events. */
@@ -136,11 +143,24 @@ class ExecutionEventFollower implements ExecutionObserver {
     // The dispatch's id when it made one (its kept lines are filed under it), else one made here.
     const id = item.executionId ?? randomUUID();
     (this.ids ??= new Map()).set(item.shardingItem, id);
-    this.publisher.publish('item.started', {
-      ...this.executionFields(id, item),
-      ...(item.scheduledTime ? { scheduledTime: item.scheduledTime } : {}),
-      ...(item.attempt === undefined ? {} : { attempt: item.attempt }),
-    });
+    if (!this.publisher.observes('item.started')) return;
+    // Built as one object, without spreads: two items a job, a thousand jobs at one instant.
+    const event: ItemStartedEvent = {
+      type: 'item.started',
+      jobName: this.job.jobName,
+      instanceId: this.job.instanceId,
+      at: new Date(),
+      id,
+      hostname: HOSTNAME,
+      ip: this.job.ip,
+      taskId: item.taskId,
+      source: SOURCES[item.source],
+      shardingItem: item.shardingItem,
+      startTime: item.startTime,
+    };
+    if (item.scheduledTime) event.scheduledTime = item.scheduledTime;
+    if (item.attempt !== undefined) event.attempt = item.attempt;
+    this.publisher.publishBuilt(event);
   }
 
   'item-completed'(item: ExecutionEventMap['item-completed']): void {
@@ -153,29 +173,24 @@ class ExecutionEventFollower implements ExecutionObserver {
     // A retry that succeeded: the item did not fail.
     else if (item.success && item.attempt !== undefined) this.failures?.delete(item.shardingItem);
     if (!this.publisher.observes('item.completed')) return;
-    this.publisher.publish('item.completed', {
-      ...this.executionFields(id ?? randomUUID(), item),
-      completeTime: item.completeTime,
-      success: item.success,
-      ...(failureCause === undefined ? {} : { failureCause }),
-      ...(item.attempt === undefined ? {} : { attempt: item.attempt }),
-    });
-  }
-
-  /** What an item's start and completion events share (ElasticJob's JobExecutionEvent). */
-  private executionFields(
-    id: string,
-    item: { taskId: string; source: FiringSource; shardingItem: number; startTime: Date },
-  ) {
-    return {
-      id,
+    const event: ItemCompletedEvent = {
+      type: 'item.completed',
+      jobName: this.job.jobName,
+      instanceId: this.job.instanceId,
+      at: new Date(),
+      id: id ?? randomUUID(),
       hostname: HOSTNAME,
       ip: this.job.ip,
       taskId: item.taskId,
       source: SOURCES[item.source],
       shardingItem: item.shardingItem,
       startTime: item.startTime,
+      completeTime: item.completeTime,
+      success: item.success,
     };
+    if (failureCause !== undefined) event.failureCause = failureCause;
+    if (item.attempt !== undefined) event.attempt = item.attempt;
+    this.publisher.publishBuilt(event);
   }
 
   private status(taskId: string, items: number[], state: JobStatusState, message: string): void {

@@ -70,6 +70,23 @@ export class ExecutionService {
     return false;
   }
 
+  /** Whether the cache shows a marker of ours for an item not running here (what removeStaleOwnMarkers removes). */
+  hasStaleOwnMarkers(total: number): boolean {
+    const { storage, paths, instanceId } = this.ctx;
+    for (let item = 0; item < total; item++)
+      if (storage.cached.get(paths.running(item)) === instanceId && !this.runsHere(item)) return true;
+    return false;
+  }
+
+  /**
+   * Whether the cache shows a running marker (read or not) of any of these items: with none, no item of them runs
+   * anywhere (misfireIfHasRunningItems would read nothing and find nothing).
+   */
+  anyMarkerCached(items: readonly number[]): boolean {
+    for (const item of items) if (this.ctx.storage.cached.has(this.ctx.paths.running(item))) return true;
+    return false;
+  }
+
   /** Removes our own markers of items not running here (their removal failed while disconnected). */
   async removeStaleOwnMarkers(total: number): Promise<void> {
     const { storage, paths, instanceId } = this.ctx;
@@ -96,23 +113,41 @@ export class ExecutionService {
       for (const item of items) runningHere.add(item);
     }
     if (!config.monitorExecution || items.length === 0) return [...items];
-    const won = new Set<number>();
+    const won: number[] = [];
     try {
-      // Most plans come from the cache; the reads some need (a marker already there) are bounded.
-      const ops = await mapBounded(items, (item) => this.markerOp(item, config));
-      const plans = items.flatMap((item, index) => (ops[index] ? [{ item, op: ops[index] }] : []));
-      const written = new Set(await this.writeWhatStillApplies(plans.map((plan) => plan.op)));
-      for (const { item, op } of plans.filter((plan) => written.has(plan.op))) {
-        won.add(item);
-        (this.markerVersions ??= new Map()).set(item, writtenVersion(op));
+      // Most plans come from the cache, without a promise each; the reads some need (a marker already there) are
+      // bounded.
+      const ops =
+        this.markerCreatesFromCache(items, config) ?? (await mapBounded(items, (item) => this.markerOp(item, config)));
+      const planned: TransactionOp[] = [];
+      for (const op of ops) if (op !== undefined) planned.push(op);
+      const written = new Set(await this.writeWhatStillApplies(planned));
+      for (let index = 0; index < items.length; index++) {
+        const op = ops[index];
+        if (op === undefined || !written.has(op)) continue;
+        won.push(items[index]!);
+        (this.markerVersions ??= new Map()).set(items[index]!, writtenVersion(op));
       }
     } finally {
-      this.forgetRunning(items.filter((item) => !won.has(item)));
+      if (won.length < items.length) this.forgetRunning(items.filter((item) => !won.includes(item)));
     }
-    const lost = items.filter((item) => !won.has(item));
-    if (lost.length > 0)
+    if (won.length < items.length) {
+      const lost = items.filter((item) => !won.includes(item));
       this.ctx.logger.warn(`items [${lost.join(',')}] are being run by another instance: not run here this time`);
-    return items.filter((item) => won.has(item));
+    }
+    return won;
+  }
+
+  /** The steady state's plans: the cache shows no marker of any of these items, so each is a create. */
+  private markerCreatesFromCache(items: readonly number[], config: JobConfiguration): TransactionOp[] | undefined {
+    const { storage, paths, instanceId } = this.ctx;
+    const ops: TransactionOp[] = [];
+    for (const item of items) {
+      const path = paths.running(item);
+      if (storage.cached.has(path)) return undefined;
+      ops.push(storage.createOp(path, instanceId, config.failover ? 'PERSISTENT' : 'EPHEMERAL'));
+    }
+    return ops;
   }
 
   /** The op that makes an item's marker ours; undefined when a live instance holds it. */
@@ -141,15 +176,16 @@ export class ExecutionService {
 
   async registerJobCompleted(items: readonly number[], config: JobConfiguration): Promise<void> {
     this.forgetRunning(items);
-    const versions = new Map(
-      items.map((item) => [this.ctx.paths.running(item), this.markerVersions?.get(item)] as const),
-    );
+    const versions = items.map((item) => this.markerVersions?.get(item));
     if (this.markerVersions) {
       for (const item of items) this.markerVersions.delete(item);
       if (this.markerVersions.size === 0) this.markerVersions = undefined;
     }
     if (!config.monitorExecution || items.length === 0) return;
-    await this.removeOwnMarkers([...versions.keys()], versions);
+    await this.removeOwnMarkers(
+      items.map((item) => this.ctx.paths.running(item)),
+      versions,
+    );
   }
 
   /** If any item still runs somewhere, flag all of them misfired and say so. */
@@ -206,18 +242,23 @@ export class ExecutionService {
    */
   private async removeOwnMarkers(
     paths: readonly string[],
-    versions?: ReadonlyMap<string, number | undefined>,
+    versions?: ReadonlyArray<number | undefined>,
   ): Promise<void> {
     const { storage, instanceId } = this.ctx;
-    const ops = await mapBounded(paths, async (path): Promise<TransactionOp | undefined> => {
-      const known = versions?.get(path);
-      if (known !== undefined) return { op: 'remove', path, version: known };
-      // Not written by us in this run (a stale marker, a new session): read who holds it now.
-      const marker = await storage.direct.node(path);
-      return marker?.data.toString('utf8') === instanceId
-        ? { op: 'remove', path, version: marker.stat.version }
-        : undefined;
-    });
+    // Every version known (the steady state, this firing's own markers): the ops without a promise each.
+    const ops =
+      versions !== undefined && versions.every((version) => version !== undefined)
+        ? paths.map((path, index): TransactionOp => ({ op: 'remove', path, version: versions[index] }))
+        : await mapBounded(everyItem(paths.length), async (index): Promise<TransactionOp | undefined> => {
+            const path = paths[index]!;
+            const known = versions?.[index];
+            if (known !== undefined) return { op: 'remove', path, version: known };
+            // Not written by us in this run (a stale marker, a new session): read who holds it now.
+            const marker = await storage.direct.node(path);
+            return marker?.data.toString('utf8') === instanceId
+              ? { op: 'remove', path, version: marker.stat.version }
+              : undefined;
+          });
     await this.writeWhatStillApplies(ops.filter((op): op is TransactionOp => op !== undefined));
   }
 
@@ -227,9 +268,10 @@ export class ExecutionService {
    * by one, keeping those that still apply. Returns the ops written.
    */
   private async writeWhatStillApplies(ops: readonly TransactionOp[]): Promise<TransactionOp[]> {
+    const batches = this.ctx.storage.multiBatches(ops);
+    if (batches.length === 1) return this.writeBatchWhatStillApplies(batches[0]!);
     const written: TransactionOp[] = [];
-    for (const batch of this.ctx.storage.multiBatches(ops))
-      written.push(...(await this.writeBatchWhatStillApplies(batch)));
+    for (const batch of batches) written.push(...(await this.writeBatchWhatStillApplies(batch)));
     return written;
   }
 

@@ -92,9 +92,13 @@ export class ItemDispatch {
     refusal: () => string | undefined,
     retryRefusal: (item: number) => string | undefined = refusal,
   ): Promise<DispatchOutcome> {
-    const parameters = parseShardingItemParameters(config.shardingItemParameters);
+    // Most jobs have no item parameters: no Map parsed for them at each firing.
+    const parameters =
+      config.shardingItemParameters === undefined
+        ? undefined
+        : parseShardingItemParameters(config.shardingItemParameters);
     const parameterOf = (item: number): string | undefined =>
-      typeof parameters === 'string' ? undefined : parameters.get(item);
+      parameters === undefined || typeof parameters === 'string' ? undefined : parameters.get(item);
     const policies = itemPolicies(this.ctx.jobName, config.props);
     const outcome: DispatchOutcome = { success: true, handlerFailures: [] };
     this.covered = false;
@@ -150,6 +154,8 @@ export class ItemDispatch {
 
   /** The item through the interceptors, outermost first, then the job type's item executor. */
   private runItem(context: ShardingContext): Promise<unknown> {
+    // No interceptor (most apps): the executor at once, without the chain's closure.
+    if (this.interceptors.length === 0) return this.itemExecutor.execute(context);
     const call = (index: number): Promise<unknown> => {
       const interceptor = this.interceptors[index];
       if (!interceptor) return this.itemExecutor.execute(context);

@@ -19,6 +19,8 @@ const LEVEL_CODES: Readonly<Record<ExecutionLine['level'], number>> = {
 };
 /** The most UTF-8 bytes one UTF-16 code unit takes (a pair of surrogates takes 4 for its 2 units). */
 const MAX_BYTES_PER_UNIT = 3;
+/** Never written: shared until a logger's first line is compacted (most items log none). */
+const NO_TEXT = Buffer.alloc(0);
 /** A UTF-16 high (leading) surrogate. */
 const isHighSurrogate = (code: number): boolean => code >= 0xd800 && code <= 0xdbff;
 /** A line's packed number (KeptLines.meta): level in 3 bits, text end in 16, time offset above. */
@@ -48,7 +50,7 @@ export class KeptLines implements ExecutionLines {
   /** Lines kept: written ones, then pending ones. */
   private count = 0;
   /** The written lines' text as UTF-8, and its length (exact). */
-  private text: Buffer = Buffer.alloc(0);
+  private text: Buffer = NO_TEXT;
   private bytes = 0;
   /** Lines kept but not yet written, and their UTF-16 length. */
   private pending: string[] = [];

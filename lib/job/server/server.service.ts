@@ -39,7 +39,7 @@ export class ServerService {
   isAvailableServer(ip: string): boolean {
     return (
       this.isEnableServer(ip) &&
-      this.ctx.storage.cached.children(this.ctx.paths.instances).some((id) => serverIpOfInstance(id) === ip)
+      this.ctx.storage.cached.someChild(this.ctx.paths.instances, (id) => serverIpOfInstance(id) === ip)
     );
   }
 

@@ -77,7 +77,7 @@ export class ShardingService {
 
   /** staticSharding: once items are assigned, membership changes do not move them (ElasticJob's rule). */
   isStaticallySharded(config: JobConfiguration): boolean {
-    return config.staticSharding && this.ctx.storage.cached.children(this.ctx.paths.sharding).length > 0;
+    return config.staticSharding && this.ctx.storage.cached.childCount(this.ctx.paths.sharding) > 0;
   }
 
   /** Items whose `sharding/{i}/instance` names no live instance: missing, garbage, or an instance that is gone. */
@@ -100,6 +100,20 @@ export class ShardingService {
   async shardEarly(config: JobConfiguration): Promise<void> {
     if (!this.leader.isLeader() || !this.isNeedSharding()) return;
     await this.shardingIfNecessary(config);
+  }
+
+  /**
+   * Whether shardingIfNecessary may have anything to do, from the cache: a sharding under way here, the flag set, or
+   * (the leader) items assigned to no live instance. False: it would return at once.
+   */
+  mayNeedSharding(config: JobConfiguration): boolean {
+    return (
+      this.inFlight !== undefined ||
+      this.isNeedSharding() ||
+      (this.leader.isLeader() &&
+        !this.isStaticallySharded(config) &&
+        this.itemsWithoutLiveOwner(config.shardingTotalCount).length > 0)
+    );
   }
 
   /**

@@ -37,6 +37,15 @@ export class CachedReads {
     return this.cache.children(path).sort(descendingStringOrder);
   }
 
+  /** Whether a child's name passes `test` (in no order; nothing copied). */
+  someChild(path: string, test: (name: string) => boolean): boolean {
+    return this.cache.someChild(path, test);
+  }
+
+  childCount(path: string): number {
+    return this.cache.childCount(path);
+  }
+
   listen(listener: (event: TreeEvent) => void): () => void {
     return this.cache.listen(listener);
   }

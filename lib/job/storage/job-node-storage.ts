@@ -204,7 +204,10 @@ export class JobNodeStorage {
    * for the check of the root that transaction() adds).
    */
   multiBatches(ops: readonly TransactionOp[]): TransactionOp[][] {
-    return this.registry.multiBatches(ops, [this.rootCheck()]).map((batch) => batch.slice(1));
+    const batches = this.registry.multiBatches(ops, [this.rootCheck()]);
+    // One request holds them all (nearly always): the ops as they are.
+    if (batches.length === 1) return [ops as TransactionOp[]];
+    return batches.map((batch) => batch.slice(1));
   }
 
   private rootCheck(): TransactionOp {
@@ -246,7 +249,9 @@ export class JobNodeStorage {
   /** `coalesce`: sent with the other jobs' writes of this tick (ZookeeperRegistryCenter.coalescedTransaction). */
   private async write(ops: TransactionOp[], coalesce = false): Promise<void> {
     if (ops.length === 0) return;
-    const creates = ops.flatMap((op) => (op.op === 'create' ? [{ path: op.path, data: op.data }] : []));
+    // The create ops themselves (each has its path and data): no object made per op.
+    const creates: Array<{ path: string; data: Buffer }> = [];
+    for (const op of ops) if (op.op === 'create') creates.push(op);
     const sent = coalesce ? this.registry.coalescedTransaction(ops) : this.registry.transaction(ops);
     await this.writeThrough(creates, sent);
   }
