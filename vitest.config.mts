@@ -20,6 +20,8 @@ export default defineConfig({
     // cost a third of the suite's CPU.
     isolate: false,
     sequence: { hooks: 'stack', sequencer: LongestFirstSequencer },
+    // SUITE_CPU_LOG=<file> logs each file's CPU seconds, its child processes' included (nothing when unset).
+    setupFiles: ['test/support/cpu-per-file.ts'],
     reporters: ['default', './test/support/summary-reporter.ts'],
     projects: [
       {

@@ -3,7 +3,7 @@ import { createServer } from 'node:net';
 import { afterEach, describe, expect, it } from 'vitest';
 import { findFreePort, fourLetterWord } from '../../lib/devtools/local-zookeeper.js';
 import { runCli } from '../support/cli.js';
-import { LineProcess } from '../support/line-process.js';
+import { CHILD_NODE_FLAGS, LineProcess } from '../support/line-process.js';
 import { startRegistry, uniqueNamespace } from '../support/zk.js';
 
 /** `npx nestjs-elastic-job zookeeper`: a ZooKeeper for a user's own development (issue 14, item 6). */
@@ -16,7 +16,13 @@ afterEach(() => {
 describe('nestjs-elastic-job zookeeper', () => {
   it('runs a local ZooKeeper, prints its connect string, serves it, and stops and cleans up on Ctrl-C', async () => {
     const port = await findFreePort();
-    const server = new LineProcess(process.execPath, ['build/lib/cli/main.js', 'zookeeper', '--port', String(port)]);
+    const server = new LineProcess(process.execPath, [
+      ...CHILD_NODE_FLAGS,
+      'build/lib/cli/main.js',
+      'zookeeper',
+      '--port',
+      String(port),
+    ]);
     processes.push(server);
     await server.waitForLine(new RegExp(`^ZooKeeper running at 127\\.0\\.0\\.1:${port} `), 60_000);
     expect(await fourLetterWord('127.0.0.1', port, 'ruok', 1000)).toBe('imok');

@@ -5,7 +5,7 @@ import { afterEach, describe, expect, it, vi } from 'vitest';
 import { ElasticJobModule, ElasticJobRegistry, type ItemCompletedEvent } from '../../lib/index.js';
 import { elasticJobMessagesController, transportEvents, transportJob } from '../../lib/microservices/index.js';
 import { appOptions } from '../support/app.js';
-import { LineProcess } from '../support/line-process.js';
+import { CHILD_NODE_FLAGS, LineProcess } from '../support/line-process.js';
 import { LocalNats } from '../support/local-nats.js';
 import { hold, releaseAll } from '../support/resources.js';
 import { eventually, uniqueNamespace } from '../support/zk.js';
@@ -42,7 +42,7 @@ describe('microservices over NATS', () => {
     hold(() => nats.stop());
     const workers = [0, 1].map(
       () =>
-        new LineProcess(process.execPath, ['build/test/fixtures/worker-app.js'], {
+        new LineProcess(process.execPath, [...CHILD_NODE_FLAGS, 'build/test/fixtures/worker-app.js'], {
           ...process.env,
           NATS_URL: nats.url,
         }),

@@ -1,6 +1,6 @@
 import { afterEach, describe, expect, it } from 'vitest';
 import { ElasticJobOperator, type WorkflowRun } from '../../lib/index.js';
-import { LineProcess } from '../support/line-process.js';
+import { CHILD_NODE_FLAGS, LineProcess } from '../support/line-process.js';
 import { observer, proxyTo, releaseAll } from '../support/resources.js';
 import { eventually, uniqueNamespace, zkConnect } from '../support/zk.js';
 
@@ -44,7 +44,7 @@ interface ItemEvent {
 function start(namespace: string, ip: string, connect: string, extraEnv: NodeJS.ProcessEnv = {}): LineProcess {
   const instance = new LineProcess(
     process.execPath,
-    ['build/test/fixtures/workflow-app.js'],
+    [...CHILD_NODE_FLAGS, 'build/test/fixtures/workflow-app.js'],
     {
       ...process.env,
       ZK_CONNECT: connect,

@@ -1,7 +1,7 @@
 import { afterEach, describe, expect, it } from 'vitest';
 import { registryErrorCode } from '../../lib/errors/elastic-job.errors.js';
 import { LeaderLatch, sortLatchChildren } from '../../lib/registry/leader-latch.js';
-import { CURATOR_RECIPES_JAR, ZOOKEEPER_JAR } from '../../lib/devtools/local-zookeeper.js';
+import { javaPeer as javaPeerArgs } from '../support/java.js';
 import { LineProcess } from '../support/line-process.js';
 import { eventually, startRegistry, uniqueNamespace, zkConnect } from '../support/zk.js';
 
@@ -11,15 +11,7 @@ afterEach(async () => {
 });
 
 function javaPeer(namespace: string, latchPath: string, id: string): LineProcess {
-  const peer = new LineProcess('java', [
-    '-cp',
-    `${CURATOR_RECIPES_JAR}:${ZOOKEEPER_JAR}`,
-    'test/java/CuratorLatchPeer.java',
-    zkConnect(),
-    namespace,
-    latchPath,
-    id,
-  ]);
+  const peer = new LineProcess('java', javaPeerArgs('CuratorLatchPeer', [zkConnect(), namespace, latchPath, id]));
   cleanups.push(() => peer.kill('SIGKILL'));
   return peer;
 }

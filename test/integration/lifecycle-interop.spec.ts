@@ -2,8 +2,8 @@ import { Injectable } from '@nestjs/common';
 import type { TestingModule } from '@nestjs/testing';
 import { afterEach, describe, expect, it } from 'vitest';
 import { ElasticJobOperator, ElasticJobRegistry, ShardedJob, type ShardingContext } from '../../lib/index.js';
-import { CURATOR_RECIPES_JAR, ZOOKEEPER_JAR } from '../../lib/devtools/local-zookeeper.js';
 import { appOptions, bootApp } from '../support/app.js';
+import { javaPeer } from '../support/java.js';
 import { LineProcess } from '../support/line-process.js';
 import { hold, observer, releaseAll } from '../support/resources.js';
 import { eventually, uniqueNamespace, zkConnect } from '../support/zk.js';
@@ -61,13 +61,7 @@ describe("ElasticJob's lifecycle writes from Java (Curator) on a cluster of ours
     }
     const operator = await ElasticJobOperator.connect({ serverLists: zkConnect(), namespace });
     hold(() => operator.close());
-    const peer = new LineProcess('java', [
-      '-cp',
-      `${CURATOR_RECIPES_JAR}:${ZOOKEEPER_JAR}`,
-      'test/java/ElasticJobLifecyclePeer.java',
-      zkConnect(),
-      namespace,
-    ]);
+    const peer = new LineProcess('java', javaPeer('ElasticJobLifecyclePeer', [zkConnect(), namespace]));
     hold(() => peer.kill('SIGKILL'));
     await peer.waitForLine(/^READY$/, 60_000);
     await eventually(
@@ -155,13 +149,7 @@ describe("ElasticJob's lifecycle writes from Java (Curator) on a cluster of ours
 
   it("lists the same jobs with workflows as without: the workflows' node has no config", async () => {
     const namespace = uniqueNamespace('lifecycle-java-workflow');
-    const peer = new LineProcess('java', [
-      '-cp',
-      `${CURATOR_RECIPES_JAR}:${ZOOKEEPER_JAR}`,
-      'test/java/ElasticJobLifecyclePeer.java',
-      zkConnect(),
-      namespace,
-    ]);
+    const peer = new LineProcess('java', javaPeer('ElasticJobLifecyclePeer', [zkConnect(), namespace]));
     hold(() => peer.kill('SIGKILL'));
     await peer.waitForLine(/^READY$/, 60_000);
     const plain = await bootApp(appOptions(namespace, { instance: { ip: IPS[0]! } }), [WorkflowJobs]);

@@ -33,18 +33,23 @@ const execFileAsync = promisify(execFile);
 let files: Set<string>;
 let tarball: string;
 
-beforeAll(() => {
-  execFileSync('npm', ['run', '--silent', 'build'], { stdio: 'ignore' });
-  const destination = mkdtempSync(join(tmpdir(), 'nestjs-elastic-job-pack-'));
-  const [pack] = JSON.parse(
-    // Built just above: the package's prepack (the same build, for `npm pack` and `npm publish`) is not run twice.
-    execFileSync('npm', ['pack', '--json', '--ignore-scripts', '--pack-destination', destination], {
-      encoding: 'utf8',
-    }),
-  ) as Array<{ filename: string; files: PackedFile[] }>;
-  files = new Set(pack!.files.map((file) => file.path));
-  tarball = join(destination, pack!.filename);
-});
+// The fixture's own install (a fresh clone's first run: npm ci, mostly network) alongside the build, once for the file
+// rather than in the first test that needs it, so that a slow install is one wait, not a timeout in each test.
+beforeAll(async () => {
+  await Promise.all([
+    installFixtureDependencies(),
+    (async () => {
+      await execFileAsync('npm', ['run', '--silent', 'build']);
+      const destination = mkdtempSync(join(tmpdir(), 'nestjs-elastic-job-pack-'));
+      const [pack] = JSON.parse(
+        // Built just above: the package's prepack (the same build, for `npm pack` and `npm publish`) is not run twice.
+        (await execFileAsync('npm', ['pack', '--json', '--ignore-scripts', '--pack-destination', destination])).stdout,
+      ) as Array<{ filename: string; files: PackedFile[] }>;
+      files = new Set(pack!.files.map((file) => file.path));
+      tarball = join(destination, pack!.filename);
+    })(),
+  ]);
+}, 600_000);
 
 describe('the package as published', () => {
   it('ships LICENSE, self-contained source maps, the CLI, and every document its declarations cite', () => {
@@ -274,9 +279,8 @@ function namedBlocks(page: string): Map<string, string> {
   return blocks;
 }
 
-/** The packed tarball unpacked into the fixture's node_modules (its dependencies installed first); its path. */
+/** The packed tarball unpacked into the fixture's node_modules (its dependencies installed in beforeAll); its path. */
 function installPackedLibrary(): string {
-  installFixtureDependencies();
   const installed = join(FIXTURE, 'node_modules', 'nestjs-elastic-job');
   rmSync(installed, { recursive: true, force: true });
   mkdirSync(installed);
@@ -307,8 +311,8 @@ function fixtureRun(): { cwd: string; timeout: number } {
 }
 
 /** `npm ci` in the fixture when its node_modules is missing or older than its lockfile (as tools/ensure-deps.mjs). */
-function installFixtureDependencies(): void {
+async function installFixtureDependencies(): Promise<void> {
   const marker = join(FIXTURE, 'node_modules', '.package-lock.json');
   if (existsSync(marker) && statSync(marker).mtimeMs >= statSync(join(FIXTURE, 'package-lock.json')).mtimeMs) return;
-  execFileSync('npm', ['ci', '--no-audit', '--no-fund'], { ...fixtureRun(), stdio: 'ignore' });
+  await execFileAsync('npm', ['ci', '--no-audit', '--no-fund'], { cwd: FIXTURE, timeout: 540_000 });
 }

@@ -3,15 +3,14 @@ import { CronExpressionParser } from 'cron-parser';
 import { describe, expect, it } from 'vitest';
 import { resolveJobConfiguration } from '../../lib/job/config/job-configuration.validator.js';
 import { fromQuartzCron, toQuartzCron } from '../../lib/schedule/quartz-cron.js';
+import { javaPeer } from '../support/java.js';
 
-/** Debian libquartz2-java: the Quartz a Java ElasticJob instance schedules with (installed by .ci/run). */
-const QUARTZ_JAR = '/usr/share/java/quartz2.jar';
 const START = Date.parse('2026-01-01T00:00:00Z'); // a Thursday
 const COUNT = 6;
 
 /** Real Quartz's next fire times (UTC) for each cron, or its error; one JVM for the whole table. */
 function quartz(crons: readonly string[]): Array<number[] | string> {
-  const run = spawnSync('java', ['-cp', QUARTZ_JAR, 'test/java/QuartzCronPeer.java', String(START), String(COUNT)], {
+  const run = spawnSync('java', javaPeer('QuartzCronPeer', [String(START), String(COUNT)]), {
     input: `${crons.join('\n')}\n`,
     encoding: 'utf8',
     timeout: 60_000,

@@ -1,7 +1,7 @@
 import { spawn } from 'node:child_process';
 import { Writable } from 'node:stream';
 import { runCli as runCliInThisProcess } from '../../lib/cli/run.js';
-import { LineProcess } from './line-process.js';
+import { CHILD_NODE_FLAGS, LineProcess } from './line-process.js';
 import { zkConnect } from './zk.js';
 
 /** The CLI as compiled by the test setup (tsc -p tsconfig.json), run as npx runs the package's bin. */
@@ -25,7 +25,7 @@ function environment(extra: NodeJS.ProcessEnv): NodeJS.ProcessEnv {
 export function runCli(args: readonly string[], extraEnv: NodeJS.ProcessEnv = {}): Promise<CliResult> {
   const started = Date.now();
   return new Promise((resolve, reject) => {
-    const child = spawn(process.execPath, [MAIN, ...args], {
+    const child = spawn(process.execPath, [...CHILD_NODE_FLAGS, MAIN, ...args], {
       env: environment(extraEnv),
       stdio: ['ignore', 'pipe', 'pipe'],
     });
@@ -72,7 +72,7 @@ export function cliOn(namespace: string, ...args: string[]): Promise<CliResult> 
 export function startCliOn(namespace: string, ...args: string[]): LineProcess {
   return new LineProcess(
     process.execPath,
-    [MAIN, '--zk', zkConnect(), '--namespace', namespace, ...args],
+    [...CHILD_NODE_FLAGS, MAIN, '--zk', zkConnect(), '--namespace', namespace, ...args],
     environment({}),
     process.env.CLUSTER_ECHO === '1',
   );

@@ -1,4 +1,4 @@
-import { LineProcess } from './line-process.js';
+import { CHILD_NODE_FLAGS, LineProcess } from './line-process.js';
 
 export interface RunEvent {
   pid: number;
@@ -61,7 +61,7 @@ export class ClusterInstance extends LineProcess {
   constructor(options: ClusterOptions) {
     super(
       process.execPath,
-      ['build/test/fixtures/cluster-app.js'],
+      [...CHILD_NODE_FLAGS, 'build/test/fixtures/cluster-app.js'],
       {
         ...process.env,
         ZK_CONNECT: options.zkConnect,

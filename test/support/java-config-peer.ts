@@ -1,7 +1,5 @@
 import { execFile } from 'node:child_process';
-
-/** Debian libyaml-snake-java and libquartz2-java: what a Java ElasticJob instance reads its config node with. */
-const CLASSPATH = '/usr/share/java/snakeyaml.jar:/usr/share/java/quartz2.jar';
+import { javaPeer } from './java.js';
 
 export type JavaReading = { fields: Record<string, unknown>; writtenBack: string } | { error: string };
 
@@ -14,7 +12,7 @@ export async function javaReads(documents: readonly string[]): Promise<JavaReadi
   const stdout = await new Promise<string>((resolve, reject) => {
     const child = execFile(
       'java',
-      ['-cp', CLASSPATH, 'test/java/ElasticJobConfigPeer.java'],
+      javaPeer('ElasticJobConfigPeer'),
       { encoding: 'utf8', timeout: 60_000, maxBuffer: 16 * 1024 * 1024 },
       (error, out, err) =>
         error ? reject(new Error(`ElasticJobConfigPeer failed: ${err || error.message}`)) : resolve(out),

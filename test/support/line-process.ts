@@ -1,5 +1,13 @@
 import { spawn, type ChildProcess } from 'node:child_process';
 
+/**
+ * V8 flags for the Node processes the tests start (the fixture apps, the CLI): no optimizing compiler. They live a
+ * few seconds to a minute and do little work, and TurboFan's compiles were about a fifth of a start's CPU on the
+ * 2-core machine (the CLI's --help 0.94 -> 0.70 CPU-s; a cluster-app instance's first 10 s 1.5 -> 1.2). What the code
+ * does is V8's to keep the same in every tier; the apps users run keep the default.
+ */
+export const CHILD_NODE_FLAGS = ['--no-opt'];
+
 /** A child process whose stdout lines can be awaited (event-driven, bounded). */
 /** How much of a process's stderr is kept, to show when it exits unexpectedly. */
 const STDERR_KEPT = 8192;
