@@ -98,12 +98,19 @@ async function setUp(
 }
 
 async function runEnded(operator: ElasticJobOperator, runId: string): Promise<WorkflowRun> {
-  return (await eventually(
-    async () => (await operator.getWorkflowRuns('nightly')).find((run) => run.id === runId),
-    (run) => run !== undefined && run.state !== 'RUNNING',
-    90_000,
-    `run ${runId} to end`,
-  ))!;
+  try {
+    return (await eventually(
+      async () => (await operator.getWorkflowRuns('nightly')).find((run) => run.id === runId),
+      (run) => run !== undefined && run.state !== 'RUNNING',
+      90_000,
+      `run ${runId} to end`,
+    ))!;
+  } catch (error) {
+    // What each process said last: a run that never ends is a defect to find from its own lines.
+    for (const instance of processes)
+      process.stderr.write(`--- process ${instance.child.pid}, last lines:\n${instance.lines.slice(-60).join('\n')}\n`);
+    throw error;
+  }
 }
 
 /** Resolves once every item of c has started somewhere (event-driven, bounded). */

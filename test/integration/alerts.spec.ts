@@ -389,10 +389,11 @@ describe('never worse than no alert', () => {
     expect(robot.requests).toHaveLength(8);
     expect(smtp.connections).toBeGreaterThanOrEqual(2);
     // The cron instants each job's items started on, within the span all three were running: the same.
+    // Firings at a cron instant only: a misfire's catch-up (a loaded machine's) has no instant of its own.
     const instants = (job: string): number[] =>
       events
         .filter((event): event is Started => event.type === 'item.started' && event.jobName === job)
-        .map((event) => event.scheduledTime!.getTime());
+        .flatMap((event) => (event.scheduledTime ? [event.scheduledTime.getTime()] : []));
     const from = Math.max(...jobs.map((job) => Math.min(...instants(job))));
     const to = Math.min(...jobs.map((job) => Math.max(...instants(job))));
     // Strictly inside: the firings at the edges may have been seen in part.
