@@ -246,7 +246,10 @@ export class ZookeeperSession {
     // declare the session lost no later than the server can, and abort running items before a peer can start
     // them (Curator counts from the disconnect instead: CURATOR-405).
     const remaining = Math.max(0, this.lastReceivedAt + timeout - Date.now());
-    this.logger.warn(`disconnected from ZooKeeper; the session is lost if not back within ${remaining} ms`);
+    this.logger.warn(
+      `disconnected from ZooKeeper (session 0x${this.sessionIdHex ?? '?'}); the session is lost if not back within ` +
+        `${remaining} ms`,
+    );
     this.emitState({ state: 'SUSPENDED', newSession: false });
     clearTimeout(this.lossTimer);
     this.lossTimer = setTimeout(
@@ -346,11 +349,15 @@ export class ZookeeperSession {
     const limit = Math.floor((timeout * 2) / 3);
     if (silentFor <= limit) return;
     if (stalled) {
-      this.logger.debug(`this process did not run for ${silentFor} ms: judging ZooKeeper's silence at the next check`);
+      this.logger.debug(
+        `session 0x${this.sessionIdHex ?? '?'}: this process did not run for ${silentFor} ms: judging ZooKeeper's ` +
+          'silence at the next check',
+      );
       return;
     }
     this.logger.warn(
-      `nothing received from ZooKeeper for ${silentFor} ms (limit ${limit} ms): dropping the connection`,
+      `session 0x${this.sessionIdHex ?? '?'}: nothing received from ZooKeeper for ${silentFor} ms ` +
+        `(limit ${limit} ms): dropping the connection`,
     );
     socket.destroy();
     this.onDisconnected();
