@@ -216,7 +216,7 @@ export class WorkflowStore {
   }
 
   /**
-   * Items of a RUNNING step that nobody will run: no outcome, their owner (`sharding/{item}/instance`) written and offline, no
+   * Items of a RUNNING step that nobody will run: no outcome, their owner (`sharding/{item}/instance`) offline, no
    * `running` marker of a live instance (nor of a dead one when failover takes it over), not flagged or claimed by
    * failover, not in a live instance's pending rerun, not handed over already to a live instance, and the job
    * flagged for resharding. They were the share of an instance that left after its trigger was written but before it
@@ -249,9 +249,8 @@ export class WorkflowStore {
     for (const item of items) {
       // Handed to live instances already: one of them runs it, or has (its marker is written before it runs).
       if ((handedOver[String(item)] ?? []).some((id) => live.has(id))) continue;
-      // No owner yet (the job never sharded): a firing under way shards first and runs it, so it is nobody's orphan.
       const owner = (await this.registry.getData(job.shardingInstance(item)))?.data.toString('utf8');
-      if (owner === undefined || live.has(owner) || !resharding) continue;
+      if ((owner !== undefined && live.has(owner)) || !resharding) continue;
       const marker = (await this.registry.getData(job.running(item)))?.data.toString('utf8');
       if (marker !== undefined && (live.has(marker) || failover)) continue;
       if ((await this.registry.exists(job.failoverItem(item))) || (await this.registry.exists(job.failover(item))))

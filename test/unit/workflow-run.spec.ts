@@ -339,39 +339,6 @@ describe('WorkflowCoordinator on the in-memory registry', () => {
     expect(await leader.client.exists(new JobNodePath('a').trigger(gone.id))).toBeFalsy();
   });
 
-  it('hands nothing over from a step never sharded yet: its firings shard, then run each item once', async () => {
-    // A step whose job was never sharded (no owner nodes, the flag set, as a new job's) starts; the first instance takes
-    // its trigger before the coordinator's next look, the other has not yet. No owner is gone: the firings run every
-    // item once they have sharded, so handing the items to the first instance too would run some twice (CI saw a
-    // step's item end twice this way).
-    const a = new JobNodePath('a');
-    let taken: Promise<void> | undefined;
-    // The first instance takes its trigger as soon as the move that wrote it is told, before any later look.
-    const instances = await setUp((_run, transition) => {
-      if (transition.type === 'step.started' && transition.step === 'a')
-        taken = instances[0]!.client.remove(a.trigger(instances[0]!.id));
-    });
-    for (let item = 0; item < TOTAL; item++) await clients[0]!.remove(a.shardingInstance(item));
-    await clients[0]!.persist(a.shardingNecessary, Buffer.alloc(0));
-    await new WorkflowStore(clients[0]!, DIAMOND.name).createRun(DIAMOND, 'r1', 'manual', NOW);
-    const [first, second] = instances as [Instance, Instance];
-    await zk.idle();
-    await taken;
-    await zk.idle();
-    expect(await first.client.exists(a.trigger(first.id))).toBeFalsy();
-    expect(await second.client.exists(a.trigger(second.id))).toBeTruthy();
-    expect(await first.client.exists(a.rerun(first.id))).toBeFalsy();
-    // The first instance's firing under way: it shards (the job's leader) and runs what it owns; then the rest.
-    await reshardIfFlagged(first.client, a);
-    for (let item = 0; item < TOTAL; item++)
-      if ((await first.client.getData(a.shardingInstance(item)))?.data.toString() === first.id)
-        await runItem(first, 'a', item);
-    await work([first, second]);
-    expect((await runOf(clients[0]!, 'r1')).state).toBe('COMPLETED');
-    expect([...itemRuns.entries()].filter(([, n]) => n !== 1)).toEqual([]);
-    expect(itemRuns.size).toBe(4 * TOTAL);
-  });
-
   it('leaves an item a dead instance was running to failover (failover: true): never run twice', async () => {
     const instances = await setUp();
     const leader = instances.find((instance) => instance.coordinator.isLeader)!;
