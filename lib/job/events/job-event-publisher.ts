@@ -144,20 +144,7 @@ class ExecutionEventFollower implements ExecutionObserver {
     const id = item.executionId ?? randomUUID();
     (this.ids ??= new Map()).set(item.shardingItem, id);
     if (!this.publisher.observes('item.started')) return;
-    // Built as one object, without spreads: two items a job, a thousand jobs at one instant.
-    const event: ItemStartedEvent = {
-      type: 'item.started',
-      jobName: this.job.jobName,
-      instanceId: this.job.instanceId,
-      at: new Date(),
-      id,
-      hostname: HOSTNAME,
-      ip: this.job.ip,
-      taskId: item.taskId,
-      source: SOURCES[item.source],
-      shardingItem: item.shardingItem,
-      startTime: item.startTime,
-    };
+    const event = this.executionEvent<ItemStartedEvent>('item.started', id, item);
     if (item.scheduledTime) event.scheduledTime = item.scheduledTime;
     if (item.attempt !== undefined) event.attempt = item.attempt;
     this.publisher.publishBuilt(event);
@@ -173,24 +160,36 @@ class ExecutionEventFollower implements ExecutionObserver {
     // A retry that succeeded: the item did not fail.
     else if (item.success && item.attempt !== undefined) this.failures?.delete(item.shardingItem);
     if (!this.publisher.observes('item.completed')) return;
-    const event: ItemCompletedEvent = {
-      type: 'item.completed',
+    const event = this.executionEvent<ItemCompletedEvent>('item.completed', id ?? randomUUID(), item);
+    event.completeTime = item.completeTime;
+    event.success = item.success;
+    if (failureCause !== undefined) event.failureCause = failureCause;
+    if (item.attempt !== undefined) event.attempt = item.attempt;
+    this.publisher.publishBuilt(event);
+  }
+
+  /**
+   * What an item's start and completion events share (ElasticJob's JobExecutionEvent), built as one object without
+   * spreads (two items a job, a thousand jobs at one instant); the caller sets its own fields on it.
+   */
+  private executionEvent<E extends ItemStartedEvent | ItemCompletedEvent>(
+    type: E['type'],
+    id: string,
+    item: ExecutionEventMap['item-started'] | ExecutionEventMap['item-completed'],
+  ): E {
+    return {
+      type,
       jobName: this.job.jobName,
       instanceId: this.job.instanceId,
       at: new Date(),
-      id: id ?? randomUUID(),
+      id,
       hostname: HOSTNAME,
       ip: this.job.ip,
       taskId: item.taskId,
       source: SOURCES[item.source],
       shardingItem: item.shardingItem,
       startTime: item.startTime,
-      completeTime: item.completeTime,
-      success: item.success,
-    };
-    if (failureCause !== undefined) event.failureCause = failureCause;
-    if (item.attempt !== undefined) event.attempt = item.attempt;
-    this.publisher.publishBuilt(event);
+    } as E;
   }
 
   private status(taskId: string, items: number[], state: JobStatusState, message: string): void {
