@@ -15,6 +15,7 @@ import {
   type WorkflowRun,
   type WorkflowTransition,
 } from './workflow-run.js';
+import { WorkflowOrphans } from './workflow-orphans.js';
 import { WorkflowStore, type StoredRun } from './workflow-store.js';
 import { DEFAULT_KEEP_RUNS } from './workflow-validation.js';
 
@@ -35,6 +36,7 @@ export type WorkflowTransitionSink = (run: WorkflowRun, transition: WorkflowTran
  */
 export class WorkflowCoordinator {
   readonly store: WorkflowStore;
+  private readonly orphans: WorkflowOrphans;
   private readonly logger: Logger;
   private leading = false;
   private closed = false;
@@ -63,6 +65,7 @@ export class WorkflowCoordinator {
   ) {
     this.logger = new Logger(`ElasticJob:workflow:${workflow.name}`);
     this.store = new WorkflowStore(registry, workflow.name, (message) => this.logger.warn(message));
+    this.orphans = new WorkflowOrphans(registry);
     this.leaderPath = `${this.store.paths.root}/leader/instance`;
     // Each step job's resharding flag too: a gone instance's items are handed over once it is set (recoverOrphans).
     this.instancePaths = Object.keys(workflow.steps).flatMap((step) => {
@@ -234,11 +237,13 @@ export class WorkflowCoordinator {
     const moved = advanceRun(run, outcomes, totals, new Date());
     if (!moved) return this.recoverOrphans(stored, outcomes, active);
     const starts = await Promise.all(
-      moved.transitions.map((transition) =>
-        transition.type === 'step.started'
-          ? this.store.startOps(run.id, transition.step, transition.items, moved.run.steps[transition.step]!.total!)
-          : [],
-      ),
+      moved.transitions.map(async (transition) => {
+        if (transition.type !== 'step.started') return [];
+        const step = moved.run.steps[transition.step]!;
+        const start = await this.store.startOps(run.id, transition.step, transition.items, step.total!);
+        step.given = start.given;
+        return start.ops;
+      }),
     );
     if (!this.leading || this.closed) return;
     await this.store.writeRun(stored, moved.run, starts.flat(), active);
@@ -257,9 +262,9 @@ export class WorkflowCoordinator {
 
   /**
    * Nothing to move: items of RUNNING steps that no live instance will run (their instance left after its trigger
-   * was written, before running them) are handed to the live ones, in one write conditional on the run's version
-   * (workflow-store.ts, orphanOps). Looked at on every look: an instance leaving kicks one (`instances/` watched),
-   * and so does a new coordinator's first.
+   * was written, before running them; or it came online after the triggers and a firing gave it items) are handed
+   * over, in one write conditional on the run's version (workflow-orphans.ts). Looked at on every look: an instance
+   * leaving or coming kicks one (`instances/` watched), and so does a new coordinator's first.
    */
   private async recoverOrphans(
     stored: StoredRun,
@@ -274,16 +279,19 @@ export class WorkflowCoordinator {
       const done = outcomes.get(name);
       const missing = (step.items ?? everyItem(step.total ?? 0)).filter((item) => !done?.has(item));
       if (missing.length === 0) continue;
-      const orphans = await this.store.orphanOps(name, missing, step.handedOver);
-      if (orphans.items.length === 0) continue;
+      const orphans = await this.orphans.find(name, missing, step);
+      if (!orphans) continue;
       ops.push(...orphans.ops);
-      step.handedOver = { ...step.handedOver };
-      for (const item of orphans.items) step.handedOver[String(item)] = orphans.to;
+      step.handedOver = { ...step.handedOver, ...orphans.handedTo };
+      if (step.given) step.given = step.given.filter((id) => !orphans.dropped.includes(id));
       found.push(`'${name}' items [${orphans.items.join(',')}]`);
     }
     if (ops.length === 0 || !this.leading || this.closed) return;
     await this.store.writeRun(stored, run, ops, active);
-    this.logger.warn(`run ${run.id}: ${found.join(', ')} left by an instance that is gone: run again by the live ones`);
+    this.logger.warn(
+      `run ${run.id}: ${found.join(', ')} nobody would run (owner gone, or online after the step's ` +
+        'start): handed to the live instances',
+    );
   }
 
   private report(run: WorkflowRun, transition: WorkflowTransition): void {

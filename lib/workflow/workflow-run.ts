@@ -35,6 +35,12 @@ export interface WorkflowStepRun {
    * handed to (`rerun/{id}`); handed again only once none of those is online (docs/guide/workflows.md, "Faults").
    */
   handedOver?: Record<string, string[]>;
+  /**
+   * The instances its last start reached (a trigger or a rerun), less those gone whose trigger a hand-over deleted:
+   * a live owner of an item outside them came online after the start, and is handed the item (docs/guide/workflows.md,
+   * "Faults").
+   */
+  given?: string[];
 }
 
 /** A run of a workflow. @publicApi */
@@ -135,6 +141,7 @@ export function advanceRun(
     delete step.endedAt;
     delete step.rerunItems;
     delete step.handedOver;
+    delete step.given;
     transitions.push({ type: 'step.started', step: name, items, attempt: step.attempts });
   }
   const steps = Object.values(run.steps);

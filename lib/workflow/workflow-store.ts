@@ -170,9 +170,15 @@ export class WorkflowStore {
    * The ops that start a step of a run: its outcomes' directory, then a trigger for every online instance of the job
    * (all items: ElasticJob's `trigger/{instanceId}`, as InstanceService.triggerAllInstances writes it) or, for a
    * re-run of some items, this library's `rerun/{owner}` for each item's owner. Items without a live owner fall back
-   * to triggering every instance (the job's leader shards at that firing).
+   * to triggering every instance (the job's leader shards at that firing). `given`: the instances the start reaches
+   * (workflow-orphans.ts tells from it a late joiner's items, which no trigger reached).
    */
-  async startOps(runId: string, step: string, items: readonly number[], total: number): Promise<TransactionOp[]> {
+  async startOps(
+    runId: string,
+    step: string,
+    items: readonly number[],
+    total: number,
+  ): Promise<{ ops: TransactionOp[]; given: string[] }> {
     const job = new JobNodePath(step);
     const ops: TransactionOp[] = [];
     const dir = this.paths.stepItems(runId, step);
@@ -190,7 +196,7 @@ export class WorkflowStore {
       for (const item of items) {
         const owner = (await this.registry.getData(job.shardingInstance(item)))?.data.toString('utf8') ?? '';
         if (!live.has(owner) || (await this.registry.exists(job.disabled(item))))
-          return [...ops, ...this.triggerOps(job, instances, triggers ?? [])];
+          return { ops: [...ops, ...this.triggerOps(job, instances, triggers ?? [])], given: instances };
         byOwner.set(owner, [...(byOwner.get(owner) ?? []), item]);
       }
       await this.registry.ensurePath(job.reruns);
@@ -210,83 +216,9 @@ export class WorkflowStore {
             : { op: 'create', path: job.rerun(owner), data: Buffer.from(all.join(','), 'utf8'), mode: 'PERSISTENT' },
         );
       }
-      return ops;
+      return { ops, given: [...byOwner.keys()].sort() };
     }
-    return [...ops, ...this.triggerOps(job, instances, triggers ?? [])];
-  }
-
-  /**
-   * Items of a RUNNING step that nobody will run: no outcome, their owner (`sharding/{item}/instance`) offline, no
-   * `running` marker of a live instance (nor of a dead one when failover takes it over), not flagged or claimed by
-   * failover, not in a live instance's pending rerun, not handed over already to a live instance, and the job
-   * flagged for resharding. They were the share of an instance that left after its trigger was written but before it
-   * ran them (or ended them, without failover). The ops hand them to every live instance (`rerun/{id}`, or its
-   * pending trigger: each firing reshards first, then runs those it owns, so one of them runs each) and delete the
-   * gone instances' pending triggers, so that one back with its id runs nothing twice (docs/guide/workflows.md,
-   * "Faults").
-   */
-  async orphanOps(
-    step: string,
-    items: readonly number[],
-    handedOver: Readonly<Record<string, readonly string[]>> = {},
-  ): Promise<{ items: number[]; to: string[]; ops: TransactionOp[] }> {
-    const none = { items: [], to: [], ops: [] };
-    const job = new JobNodePath(step);
-    const online = ((await this.registry.getChildren(job.instances)) ?? []).sort();
-    if (online.length === 0) return none;
-    const live = new Set(online);
-    const triggers = (await this.registry.getChildren(job.triggers)) ?? [];
-    // The gone owner's items move at the next firing's resharding, flagged by the job's leader when it left: until
-    // then (or ever, statically sharded) they are its own, and a firing of a live instance would leave them out.
-    const resharding = await this.registry.exists(job.shardingNecessary);
-    const pending = new Map<string, { items: string[]; version: number }>();
-    for (const id of online) {
-      const node = await this.registry.getData(job.rerun(id));
-      if (node) pending.set(id, { items: node.data.toString('utf8').split(','), version: node.stat.version });
-    }
-    const failover = await this.readFailover(step);
-    const orphans: number[] = [];
-    for (const item of items) {
-      // Handed to live instances already: one of them runs it, or has (its marker is written before it runs).
-      if ((handedOver[String(item)] ?? []).some((id) => live.has(id))) continue;
-      const owner = (await this.registry.getData(job.shardingInstance(item)))?.data.toString('utf8');
-      if ((owner !== undefined && live.has(owner)) || !resharding) continue;
-      const marker = (await this.registry.getData(job.running(item)))?.data.toString('utf8');
-      if (marker !== undefined && (live.has(marker) || failover)) continue;
-      if ((await this.registry.exists(job.failoverItem(item))) || (await this.registry.exists(job.failover(item))))
-        continue;
-      if ([...pending.values()].some((rerun) => rerun.items.includes(String(item)))) continue;
-      orphans.push(item);
-    }
-    if (orphans.length === 0) return none;
-    await this.registry.ensurePath(job.reruns);
-    // A gone instance's trigger goes (back with its id, it must not run them too); a live one's pending trigger
-    // fires after the resharding flag, so it runs whichever of them it then owns: no rerun beside it (checked, so
-    // that one consumed meanwhile makes this write fail and the look start again).
-    const ops: TransactionOp[] = triggers.map((id): TransactionOp =>
-      live.has(id) ? { op: 'check', path: job.trigger(id) } : { op: 'remove', path: job.trigger(id) },
-    );
-    for (const id of online) {
-      if (triggers.includes(id)) continue;
-      const held = pending.get(id);
-      const data = Buffer.from([...new Set([...(held?.items ?? []), ...orphans.map(String)])].join(','), 'utf8');
-      ops.push(
-        held
-          ? { op: 'setData', path: job.rerun(id), data, version: held.version }
-          : { op: 'create', path: job.rerun(id), data, mode: 'PERSISTENT' },
-      );
-    }
-    return { items: orphans, to: online, ops };
-  }
-
-  /** Whether the job's config says `failover: true` (its crashed items' `running` markers stay for a taker). */
-  private async readFailover(jobName: string): Promise<boolean> {
-    const node = await this.registry.getData(new JobNodePath(jobName).config);
-    try {
-      return node !== undefined && (parse(node.data.toString('utf8')) as { failover?: unknown }).failover === true;
-    } catch {
-      return false;
-    }
+    return { ops: [...ops, ...this.triggerOps(job, instances, triggers ?? [])], given: instances };
   }
 
   /** `trigger/` emptied and one `trigger/{instanceId}` per online instance (trigger-all-instances.ts, in one write). */

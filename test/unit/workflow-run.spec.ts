@@ -223,6 +223,24 @@ describe('WorkflowCoordinator on the in-memory registry', () => {
     } as ElasticJobEvent);
   }
 
+  /** An instance coming online after the others: its jobs' instance nodes and a recorder, no coordinator. */
+  async function join(id: string): Promise<Instance> {
+    const client = await zk.connect('ns');
+    clients.push(client);
+    for (const job of Object.keys(DIAMOND.steps))
+      await client.create(new JobNodePath(job).instance(id), Buffer.alloc(0), 'EPHEMERAL');
+    const recorder = new WorkflowRecorder(
+      client,
+      new Map(Object.keys(DIAMOND.steps).map((s) => [s, DIAMOND.name])),
+      id,
+    );
+    const coordinator = new WorkflowCoordinator(client, DIAMOND, id);
+    coordinators.push(coordinator);
+    await coordinator.start();
+    await zk.idle();
+    return { id, client, recorder, coordinator };
+  }
+
   async function runOf(client: FakeRegistryCenter, runId: string): Promise<WorkflowRun> {
     return (await new WorkflowStore(client, DIAMOND.name).readRun(runId))!.run;
   }
@@ -339,6 +357,64 @@ describe('WorkflowCoordinator on the in-memory registry', () => {
     expect(await leader.client.exists(new JobNodePath('a').trigger(gone.id))).toBeFalsy();
   });
 
+  it('hands nothing over from a step never sharded yet: its firings shard, then run each item once', async () => {
+    // A step whose job was never sharded (no owner nodes, the flag set, as a new job's) starts; the first instance takes
+    // its trigger before the coordinator's next look, the other has not yet. No owner is gone: the firings run every
+    // item once they have sharded, so handing the items to the first instance too would run some twice (CI saw a
+    // step's item end twice this way).
+    const a = new JobNodePath('a');
+    let taken: Promise<void> | undefined;
+    // The first instance takes its trigger as soon as the move that wrote it is told, before any later look.
+    const instances = await setUp((_run, transition) => {
+      if (transition.type === 'step.started' && transition.step === 'a')
+        taken = instances[0]!.client.remove(a.trigger(instances[0]!.id));
+    });
+    for (let item = 0; item < TOTAL; item++) await clients[0]!.remove(a.shardingInstance(item));
+    await clients[0]!.persist(a.shardingNecessary, Buffer.alloc(0));
+    await new WorkflowStore(clients[0]!, DIAMOND.name).createRun(DIAMOND, 'r1', 'manual', NOW);
+    const [first, second] = instances as [Instance, Instance];
+    await zk.idle();
+    await taken;
+    await zk.idle();
+    expect(await first.client.exists(a.trigger(first.id))).toBeFalsy();
+    expect(await second.client.exists(a.trigger(second.id))).toBeTruthy();
+    expect(await first.client.exists(a.rerun(first.id))).toBeFalsy();
+    // The first instance's firing under way: it shards (the job's leader) and runs what it owns; then the rest.
+    await reshardIfFlagged(first.client, a);
+    for (let item = 0; item < TOTAL; item++)
+      if ((await first.client.getData(a.shardingInstance(item)))?.data.toString() === first.id)
+        await runItem(first, 'a', item);
+    await work([first, second]);
+    expect((await runOf(clients[0]!, 'r1')).state).toBe('COMPLETED');
+    expect([...itemRuns.entries()].filter(([, n]) => n !== 1)).toEqual([]);
+    expect(itemRuns.size).toBe(4 * TOTAL);
+  });
+
+  it('hands a late joiner the items a firing gave it after the triggers were written: the step never stalls', async () => {
+    // a's triggers reach the two instances online; a third comes online (its job's leader flags a resharding), and
+    // the first firing deals the items over all three: the third owns one and holds no trigger.
+    const instances = await setUp();
+    const a = new JobNodePath('a');
+    const store = new WorkflowStore(clients[0]!, DIAMOND.name);
+    await store.createRun(DIAMOND, 'r1', 'manual', NOW);
+    await zk.idle();
+    expect((await runOf(clients[0]!, 'r1')).steps.a!.given).toEqual([...IDS].sort());
+    const late = await join('10.0.0.3@-@3');
+    await clients[0]!.persist(a.shardingNecessary, Buffer.alloc(0));
+    await work(instances);
+    const owners = await Promise.all(
+      [0, 1, 2].map(async (item) => (await clients[0]!.getData(a.shardingInstance(item)))?.data.toString()),
+    );
+    expect(owners).toContain(late.id);
+    // Its item is handed to it (a rerun of its own), and the run goes on over the three.
+    await work([...instances, late]);
+    const run = await runOf(clients[0]!, 'r1');
+    expect(run.state).toBe('COMPLETED');
+    expect(Object.values(run.steps.a!.handedOver ?? {})).toEqual([[late.id]]);
+    expect([...itemRuns.entries()].filter(([, n]) => n !== 1)).toEqual([]);
+    expect(itemRuns.size).toBe(4 * TOTAL);
+  });
+
   it('leaves an item a dead instance was running to failover (failover: true): never run twice', async () => {
     const instances = await setUp();
     const leader = instances.find((instance) => instance.coordinator.isLeader)!;
@@ -376,10 +452,10 @@ describe('WorkflowCoordinator on the in-memory registry', () => {
     // Both read the same version and compute the same move (two coordinators, one of them stale).
     const [first, second] = [(await one.readRun('r1'))!, (await two.readRun('r1'))!];
     const moves = [first, second].map((stored) => advanceRun(stored.run, new Map(), totals, NOW)!);
-    await one.writeRun(first, moves[0]!.run, await one.startOps('r1', 'a', [0, 1, 2], TOTAL));
+    await one.writeRun(first, moves[0]!.run, (await one.startOps('r1', 'a', [0, 1, 2], TOTAL)).ops);
     await work(instances); // its triggers consumed, a's items run
     // The stale one writes late: refused on the version, so nothing is triggered again.
-    const late = await two.startOps('r1', 'a', [0, 1, 2], TOTAL);
+    const late = (await two.startOps('r1', 'a', [0, 1, 2], TOTAL)).ops;
     await expect(two.writeRun(second, moves[1]!.run, late)).rejects.toMatchObject({ code: 'BAD_VERSION' });
     await work(instances);
     expect(starts.get('a')).toBe(2); // one trigger per instance: one start
