@@ -57,8 +57,17 @@ function describeToken(token: InjectionToken): string {
   return typeof token === 'function' ? token.name : `'${String(token)}'`;
 }
 
-/** What a worker receives for one item: the ShardingContext without its signal. */
-export type TransportItem = Omit<ShardingContext, 'signal'>;
+/** What a worker receives for one item: the ShardingContext's fields, without its signal, logger and reportProgress. */
+export type TransportItem = Omit<ShardingContext, 'signal' | 'logger' | 'reportProgress'>;
+
+/**
+ * The item's fields only: a spread of the context would read its logger (making the item's kept-lines entry for
+ * nothing) and send the logger object over the wire.
+ */
+function transportItem(context: ShardingContext): TransportItem {
+  const { jobName, taskId, shardingTotalCount, jobParameter, shardingItem, shardingParameter, attempt } = context;
+  return { jobName, taskId, shardingTotalCount, jobParameter, shardingItem, shardingParameter, attempt };
+}
 
 export interface TransportJobOptions extends ShardedJobOptions {
   /** The `ClientProxy` the items are sent through: the name given to `ClientsModule.register()`. */
@@ -99,7 +108,8 @@ export function transportJob(options: TransportJobOptions): Type<unknown> {
     // the pattern or the client changes.
     @ShardedJob({ ...jobOptions, jobClass: jobOptions.jobClass ?? 'TRANSPORT' })
     run(context: ShardingContext): Promise<unknown> {
-      const { signal, ...item } = context;
+      const { signal } = context;
+      const item = transportItem(context);
       if (typeof (this.proxy as Partial<ClientProxy> | undefined)?.send !== 'function')
         return Promise.reject(
           new InvalidOperationError(`transportJob '${jobName}'`, 'client', `${String(client)} is not a ClientProxy`),

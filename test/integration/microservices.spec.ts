@@ -206,12 +206,15 @@ describe('microservices', () => {
 // ------------------------------------------------------------------ transport jobs
 
 const worked: number[] = [];
+/** The fields each payload had: the item's, never its logger nor reportProgress. */
+const payloadKeys = new Set<string>();
 
 @Controller()
 class ReportWorker {
   @MessagePattern('report.build')
   async build(@Payload() item: TransportItem): Promise<string> {
     worked.push(item.shardingItem);
+    payloadKeys.add(Object.keys(item).sort().join(','));
     if (item.shardingItem === 2) throw new RpcException({ message: `no data for ${item.shardingParameter}` });
     if (item.shardingItem === 3) await new Promise((resolve) => setTimeout(resolve, 3000));
     return `report ${item.shardingParameter} of ${item.jobName}`;
@@ -270,6 +273,9 @@ describe('transport jobs', () => {
       'four items answered or failed',
     );
     expect(worked.sort()).toEqual([0, 1, 2, 3]);
+    expect([...payloadKeys]).toEqual([
+      'attempt,jobName,jobParameter,shardingItem,shardingParameter,shardingTotalCount,taskId',
+    ]);
     const byItem = new Map(completions.map((event) => [event.shardingItem, event]));
     expect(byItem.get(0)?.success).toBe(true);
     expect(byItem.get(1)?.success).toBe(true);
