@@ -2,6 +2,7 @@ import { type DynamicModule, Module } from '@nestjs/common';
 import { ConsoleActionGuard } from './console-action.guard.js';
 import { CONSOLE_OPTIONS, type ElasticJobConsoleOptions, resolveConsoleOptions } from './console-options.js';
 import { ConsoleStateService } from './console-state.service.js';
+import { createActionsController } from './console-actions.controller.js';
 import { createConsoleController } from './console.controller.js';
 import { createWorkflowsController } from './console-workflows.controller.js';
 
@@ -16,7 +17,11 @@ export class ElasticJobConsoleModule {
     const resolved = resolveConsoleOptions(options);
     return {
       module: ElasticJobConsoleModule,
-      controllers: [createConsoleController(resolved), createWorkflowsController(resolved)],
+      controllers: [
+        createConsoleController(resolved),
+        createActionsController(resolved),
+        createWorkflowsController(resolved),
+      ],
       providers: [{ provide: CONSOLE_OPTIONS, useValue: resolved }, ConsoleStateService, ConsoleActionGuard],
     };
   }
