@@ -56,19 +56,24 @@ export class WorkflowOrphans {
     const view = await this.readView(step);
     if (!view) return undefined;
     const handedTo: Record<string, string[]> = {};
+    // The owners read, checked in the hand-over's write: a resharding between this read and the write (a firing
+    // under way gives the item to a live instance, which runs it) makes the write fail and the look start again.
+    const checks: TransactionOp[] = [];
     for (const item of items) {
       if ((reach.handedOver?.[String(item)] ?? []).some((id) => view.live.has(id))) continue; // one runs it (or has)
       if ([...view.reruns.values()].some((rerun) => rerun.items.includes(String(item)))) continue;
-      const owner = (await this.registry.getData(view.job.shardingInstance(item)))?.data.toString('utf8');
+      const node = await this.registry.getData(view.job.shardingInstance(item));
+      const owner = node?.data.toString('utf8');
       const target = targetOf(view, owner, reach.given);
       if (target === undefined || (await this.runningOrTakenOver(view, item))) continue;
       handedTo[String(item)] = target === 'owner' ? [owner!] : view.online;
+      if (node) checks.push({ op: 'check', path: view.job.shardingInstance(item), version: node.stat.version });
     }
     const orphans = Object.keys(handedTo).map(Number);
     if (orphans.length === 0) return undefined;
     await this.registry.ensurePath(view.job.reruns);
     const dropped = view.triggers.filter((id) => !view.live.has(id));
-    return { items: orphans, handedTo, dropped, ops: handOverOps(view, handedTo) };
+    return { items: orphans, handedTo, dropped, ops: [...checks, ...handOverOps(view, handedTo)] };
   }
 
   private async readView(step: string): Promise<JobView | undefined> {

@@ -4,6 +4,7 @@ import type { ElasticJobEvent } from '../../lib/events/elastic-job-event.types.j
 import type { WorkflowOptions } from '../../lib/interfaces/workflow-options.interface.js';
 import { JobNodePath } from '../../lib/job/paths.js';
 import { WorkflowCoordinator, type WorkflowTransitionSink } from '../../lib/workflow/workflow-coordinator.js';
+import { WorkflowOrphans } from '../../lib/workflow/workflow-orphans.js';
 import { WorkflowRecorder } from '../../lib/workflow/workflow-recorder.js';
 import {
   advanceRun,
@@ -413,6 +414,21 @@ describe('WorkflowCoordinator on the in-memory registry', () => {
     expect(Object.values(run.steps.a!.handedOver ?? {})).toEqual([[late.id]]);
     expect([...itemRuns.entries()].filter(([, n]) => n !== 1)).toEqual([]);
     expect(itemRuns.size).toBe(4 * TOTAL);
+  });
+
+  it('writes no hand-over made stale by a resharding between its read and its write', async () => {
+    // An instance the start reached has left before running item 2; the look reads the item's owner (gone), then a
+    // firing under way reshards and gives it to the live instance, which runs it: the hand-over must not land too.
+    const instances = await setUp();
+    for (const instance of instances) await instance.coordinator.close(); // the test looks itself
+    const a = new JobNodePath('a');
+    const [live, gone] = instances as [Instance, Instance];
+    await leave(gone, 'close');
+    const found = await new WorkflowOrphans(live.client).find('a', [2], { given: [...IDS] });
+    expect(found?.items).toEqual([2]);
+    await live.client.persist(a.shardingInstance(2), Buffer.from(live.id)); // the resharding
+    await expect(live.client.transaction(found!.ops)).rejects.toMatchObject({ code: 'BAD_VERSION' });
+    expect(await live.client.exists(a.rerun(live.id))).toBeFalsy();
   });
 
   it('leaves an item a dead instance was running to failover (failover: true): never run twice', async () => {
