@@ -30,7 +30,7 @@ import { ServerStatisticsApi } from './server-statistics.api.js';
 import { ShardingOperateApi } from './sharding-operate.api.js';
 import { ShardingStatisticsApi } from './sharding-statistics.api.js';
 import { WorkflowOperateApi } from './workflow-operate.api.js';
-import { checkWorkflowNode } from './operator-input.js';
+import { checkRerunItems, checkRunsLimit, checkTimeout, checkWorkflowNode } from './operator-input.js';
 import type { WorkflowRun } from '../workflow/workflow-run.js';
 import type { WorkflowOptions } from '../interfaces/workflow-options.interface.js';
 
@@ -355,16 +355,7 @@ export class ElasticJobOperator {
    */
   async getWorkflowRuns(name: string, options: { limit?: number } = {}): Promise<WorkflowRun[]> {
     checkWorkflowNode(name, 'getWorkflowRuns', 'name');
-    if (typeof options !== 'object' || options === null)
-      throw new InvalidOperationError('getWorkflowRuns', 'options', `must be { limit? }, got ${quoteInput(options)}`);
-    checkKeys(options, ['limit'], 'getWorkflowRuns');
-    const { limit } = options;
-    if (limit !== undefined && (!Number.isSafeInteger(limit) || limit < 1 || limit > 1000))
-      throw new InvalidOperationError(
-        'getWorkflowRuns',
-        'limit',
-        `must be an integer 1..1000, got ${quoteInput(limit)}`,
-      );
+    const limit = checkRunsLimit(options, 'getWorkflowRuns');
     return this.run('getWorkflowRuns', (apis) => apis.workflows.runs(name, limit));
   }
 
@@ -381,16 +372,7 @@ export class ElasticJobOperator {
     checkWorkflowNode(name, 'rerunWorkflowStep', 'name');
     checkWorkflowNode(runId, 'rerunWorkflowStep', 'runId');
     checkJobName(job, 'rerunWorkflowStep', 'job');
-    if (typeof options !== 'object' || options === null)
-      throw new InvalidOperationError('rerunWorkflowStep', 'options', `must be { items? }, got ${quoteInput(options)}`);
-    checkKeys(options, ['items'], 'rerunWorkflowStep');
-    const items = options.items ?? 'failed';
-    if (items !== 'failed' && items !== 'all')
-      throw new InvalidOperationError(
-        'rerunWorkflowStep',
-        'items',
-        `must be 'failed' or 'all', got ${quoteInput(items)}`,
-      );
+    const items = checkRerunItems(options, 'rerunWorkflowStep');
     return this.run('rerunWorkflowStep', (apis) => apis.workflows.rerun(name, runId, job, items));
   }
 
@@ -430,15 +412,4 @@ export class ElasticJobOperator {
     await awaitConnection(registry, this.connectionTimeoutMs, 'ElasticJobOperator');
     return this.apis;
   }
-}
-
-/** A wait's bound as the operator's calls take it: an integer 0..60000 ms. */
-function checkTimeout(timeoutMs: unknown, operation: string): number {
-  if (typeof timeoutMs !== 'number' || !Number.isInteger(timeoutMs) || timeoutMs < 0 || timeoutMs > 60_000)
-    throw new InvalidOperationError(
-      operation,
-      'timeoutMs',
-      `must be an integer 0..60000, got ${quoteInput(timeoutMs)}`,
-    );
-  return timeoutMs;
 }

@@ -193,3 +193,36 @@ export function checkExecutionQuery(value: unknown, operation: string): Executio
     );
   return query;
 }
+
+/** A wait's bound as the operator's calls take it: an integer 0..60000 ms. */
+export function checkTimeout(timeoutMs: unknown, operation: string): number {
+  if (typeof timeoutMs !== 'number' || !Number.isInteger(timeoutMs) || timeoutMs < 0 || timeoutMs > 60_000)
+    throw new InvalidOperationError(
+      operation,
+      'timeoutMs',
+      `must be an integer 0..60000, got ${quoteInput(timeoutMs)}`,
+    );
+  return timeoutMs;
+}
+
+/** getWorkflowRuns' options, `{ limit? }`: the limit, an integer 1..1000, or undefined (every run kept). */
+export function checkRunsLimit(options: unknown, operation: string): number | undefined {
+  if (typeof options !== 'object' || options === null)
+    throw new InvalidOperationError(operation, 'options', `must be { limit? }, got ${quoteInput(options)}`);
+  checkKeys(options, ['limit'], operation);
+  const { limit } = options as { limit?: unknown };
+  if (limit !== undefined && (typeof limit !== 'number' || !Number.isSafeInteger(limit) || limit < 1 || limit > 1000))
+    throw new InvalidOperationError(operation, 'limit', `must be an integer 1..1000, got ${quoteInput(limit)}`);
+  return limit;
+}
+
+/** rerunWorkflowStep's options, `{ items? }`: which items, 'failed' (the default) or 'all'. */
+export function checkRerunItems(options: unknown, operation: string): 'failed' | 'all' {
+  if (typeof options !== 'object' || options === null)
+    throw new InvalidOperationError(operation, 'options', `must be { items? }, got ${quoteInput(options)}`);
+  checkKeys(options, ['items'], operation);
+  const items = (options as { items?: unknown }).items ?? 'failed';
+  if (items !== 'failed' && items !== 'all')
+    throw new InvalidOperationError(operation, 'items', `must be 'failed' or 'all', got ${quoteInput(items)}`);
+  return items;
+}
