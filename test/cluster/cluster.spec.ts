@@ -1,6 +1,6 @@
 import { afterEach, describe, expect, it } from 'vitest';
 import type { ZookeeperRegistryCenter } from '../../lib/registry/zookeeper-registry-center.js';
-import { ClusterInstance, runsBySecond, waitForRuns, type RunEvent } from '../support/cluster.js';
+import { ClusterInstance, firingsByInstant, waitForRuns, type FiredEvent, type RunEvent } from '../support/cluster.js';
 import { eventually, startRegistry, uniqueNamespace, zkConnect } from '../support/zk.js';
 
 const PARAMS = '0=A,1=B,2=C,3=D,4=E,5=F';
@@ -22,17 +22,23 @@ function startCluster(namespace: string, count: number): ClusterInstance[] {
   return started;
 }
 
-/** Every second in [from, to) saw each of the 6 items exactly once, with its parameter, from `pids` only. */
-function expectEachItemOncePerSecond(buckets: Map<number, RunEvent[]>, pids: number[]): void {
+/**
+ * Every cron firing in the buckets (by its instant: a firing that starts a second late is still its own) started each
+ * of the 6 items exactly once, from `pids` only; and every run had its item's parameter.
+ */
+function expectEachItemOncePerFiring(buckets: Map<number, FiredEvent[]>, pids: number[], runs: RunEvent[]): void {
   expect(buckets.size).toBeGreaterThanOrEqual(3);
-  for (const [second, runs] of buckets) {
-    const items = runs.map((r) => r.item).sort((a, b) => a - b);
-    expect(items, `second ${second}: ${JSON.stringify(runs.map((r) => [r.pid, r.item]))}`).toEqual([0, 1, 2, 3, 4, 5]);
-    for (const run of runs) {
-      expect(run.param).toBe(LETTERS[run.item]);
-      expect(pids).toContain(run.pid);
-    }
+  for (const [second, fired] of buckets) {
+    const items = fired.map((f) => f.item).sort((a, b) => a - b);
+    expect(items, `firing ${second}: ${JSON.stringify(fired.map((f) => [f.pid, f.item]))}`).toEqual([0, 1, 2, 3, 4, 5]);
+    for (const f of fired) expect(pids).toContain(f.pid);
   }
+  for (const run of runs) expect(run.param).toBe(LETTERS[run.item]);
+}
+
+/** The runs of these instances that started in [from, to). */
+function runsIn(of: ClusterInstance[], from: number, to: number): RunEvent[] {
+  return of.flatMap((i) => i.runs()).filter((r) => r.start >= from && r.start < to);
 }
 
 describe('a cluster of real processes', () => {
@@ -40,14 +46,14 @@ describe('a cluster of real processes', () => {
     const namespace = uniqueNamespace('cluster');
     const cluster = startCluster(namespace, 3);
     await Promise.all(cluster.map((i) => i.waitForLine(/^READY$/, 60_000)));
-    // Wait until the cluster has settled: all three instances run items in the same second.
+    // Wait until the cluster has settled: all three instances run items of the same firing.
     let settledAt = 0;
     await waitForRuns(
       cluster,
       () => {
-        const buckets = runsBySecond(cluster, 0, Date.now());
-        for (const [second, runs] of buckets) {
-          if (new Set(runs.map((r) => r.pid)).size === 3 && runs.length === 6) settledAt = (second + 1) * 1000;
+        const buckets = firingsByInstant(cluster, 0, Date.now());
+        for (const [second, fired] of buckets) {
+          if (new Set(fired.map((f) => f.pid)).size === 3 && fired.length === 6) settledAt = (second + 1) * 1000;
         }
         return settledAt > 0;
       },
@@ -57,14 +63,14 @@ describe('a cluster of real processes', () => {
     const windowEnd = settledAt + 5000;
     await waitForRuns(
       cluster,
-      () => cluster.every((i) => i.runs().some((r) => r.start >= windowEnd)),
+      () => cluster.every((i) => i.firings().some((f) => f.scheduled >= windowEnd)),
       20_000,
       'five more firings',
     );
-    const buckets = runsBySecond(cluster, settledAt, windowEnd);
-    expectEachItemOncePerSecond(
-      buckets,
+    expectEachItemOncePerFiring(
+      firingsByInstant(cluster, settledAt, windowEnd),
       cluster.map((i) => i.pid),
+      runsIn(cluster, settledAt, windowEnd),
     );
     // AVG_ALLOCATION: 2 items each, always the same ones.
     for (const instance of cluster) {
@@ -137,34 +143,35 @@ describe('a cluster of real processes', () => {
     expect(await zk.exists(`/cluster-job/instances/${leaderId}`)).toBeUndefined();
     expect(leader.lines.join('\n')).toContain('shut down');
 
-    // The two survivors now cover all six items every second: from the first second they are seen doing so (the new
-    // leader reshards at its next firing, later on a loaded machine), for four seconds.
+    // The two survivors now cover all six items at every firing: from the first firing they are seen doing so (the
+    // new leader reshards at its next firing, later on a loaded machine), for four firings. Judged by the firings'
+    // instants: the firing the resharding delays may start in the next second, beside that second's own (a full run
+    // saw one survivor's items started twice in one calendar second that way).
     const leftAt = Date.now();
     let from = 0;
     await waitForRuns(
       survivors,
       () => {
-        const full = [...runsBySecond(survivors, leftAt, Date.now())].find(
-          ([, runs]) => new Set(runs.map((run) => run.item)).size === 6,
+        const full = [...firingsByInstant(survivors, leftAt, Date.now())].find(
+          ([, fired]) => new Set(fired.map((f) => f.item)).size === 6,
         );
-        // From the second after: the first full one may also hold the firing the resharding delayed past its own
-        // second (a full run saw one survivor's items started twice in it, the late firing's and the next's).
         if (full) from = (full[0] + 1) * 1000;
         return full !== undefined;
       },
       30_000,
-      'a second with all six items on the survivors',
+      'a firing with all six items on the survivors',
     );
     const to = from + 4000;
     await waitForRuns(
       survivors,
-      () => survivors.every((i) => i.runs().some((r) => r.start >= to)),
+      () => survivors.every((i) => i.firings().some((f) => f.scheduled >= to)),
       20_000,
       'survivors firing',
     );
-    expectEachItemOncePerSecond(
-      runsBySecond(survivors, from, to),
+    expectEachItemOncePerFiring(
+      firingsByInstant(survivors, from, to),
       survivors.map((s) => s.pid),
+      runsIn(survivors, from, to),
     );
   });
 

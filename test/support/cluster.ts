@@ -17,6 +17,14 @@ export interface RunEvent {
   attempt?: number;
 }
 
+/** An item start of a cron firing, with the firing's instant (ms). */
+export interface FiredEvent {
+  pid: number;
+  event: 'fired';
+  item: number;
+  scheduled: number;
+}
+
 export interface StartEvent {
   pid: number;
   event: 'start';
@@ -119,18 +127,26 @@ export class ClusterInstance extends LineProcess {
   runs(): RunEvent[] {
     return this.events().filter((event): event is RunEvent => event.event === 'run');
   }
+
+  /** The item starts of cron firings here, with their firings' instants. */
+  firings(): FiredEvent[] {
+    return this.events().filter((event): event is FiredEvent => event.event === 'fired');
+  }
 }
 
-/** Every run of every instance, grouped by the second the item started in (each firing is one second). */
-export function runsBySecond(instances: ClusterInstance[], fromMs: number, toMs: number): Map<number, RunEvent[]> {
-  const buckets = new Map<number, RunEvent[]>();
-  for (const instance of instances) {
-    for (const run of instance.runs()) {
-      if (run.start < fromMs || run.start >= toMs) continue;
-      const second = Math.floor(run.start / 1000);
-      buckets.set(second, [...(buckets.get(second) ?? []), run]);
+/** Every cron firing's item starts, grouped by the firing's instant (in [fromMs, toMs)), in seconds. */
+export function firingsByInstant(
+  instances: ClusterInstance[],
+  fromMs: number,
+  toMs: number,
+): Map<number, FiredEvent[]> {
+  const buckets = new Map<number, FiredEvent[]>();
+  for (const instance of instances)
+    for (const fired of instance.firings()) {
+      if (fired.scheduled < fromMs || fired.scheduled >= toMs) continue;
+      const second = Math.floor(fired.scheduled / 1000);
+      buckets.set(second, [...(buckets.get(second) ?? []), fired]);
     }
-  }
   return buckets;
 }
 
