@@ -21,7 +21,7 @@ export default defineConfig({
     isolate: false,
     sequence: { hooks: 'stack', sequencer: LongestFirstSequencer },
     // SUITE_CPU_LOG=<file> logs each file's CPU seconds, its child processes' included (nothing when unset).
-    setupFiles: ['test/support/cpu-per-file.ts'],
+    setupFiles: ['test/support/cpu-per-file.ts', 'test/support/zookeeper-session-guard.ts'],
     reporters: ['default', './test/support/summary-reporter.ts'],
     projects: [
       {

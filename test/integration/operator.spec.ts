@@ -478,6 +478,9 @@ describe('ElasticJobOperator on a running cluster', () => {
     );
     await expect(operator.getAllJobsBriefInfo()).rejects.toMatchObject({ code: 'CONNECTION_LOSS' });
     proxy.restore();
+    // The client retries after a random pause of up to baseSleepTimeMilliseconds (node-zookeeper-client's spinDelay,
+    // as ZooKeeper's ClientCnxn): back in more than the 1 s bound now and then, so wait for the reconnection itself.
+    expect(await appRegistryCenter(app).waitForConnection(20_000)).toBe(true);
     expect((await operator.getAllJobsBriefInfo()).length).toBe(2);
   });
 });

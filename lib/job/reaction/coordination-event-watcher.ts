@@ -7,6 +7,12 @@ import type { ConfigService } from '../config/config.service.js';
  * Publishes `leadership.gained` / `leadership.lost` and `sharding.assigned` for this instance, from the job's
  * cache: after each burst of changes has settled, the leader node and (outside a resharding) the items naming this
  * instance are compared with what was last published.
+ *
+ * A resharding's notifications may reach us in several socket reads, and the cache settles on what it has heard so
+ * far: between two reads it shows the owners half old, half new. Every resharding removes `leader/sharding/necessary`
+ * in its last request, after the owners (ShardingService: in one request with them when it can, with no `processing`
+ * node then): so the items are compared only when the flag is not cached, and at once when its removal is applied,
+ * which the cache does after every owner change before it, in ZooKeeper's order.
  */
 export class CoordinationEventWatcher {
   private unsubscribe: (() => void) | undefined;
@@ -25,6 +31,8 @@ export class CoordinationEventWatcher {
     const { paths } = this.ctx;
     // Only the nodes that can change what is told: not the running markers a firing writes for every item.
     this.unsubscribe ??= this.ctx.storage.cached.listen((event) => {
+      // The end of a resharding, whatever comes after it (a newcomer may flag the next one at once).
+      if (event.path === paths.shardingNecessary && event.type === 'DELETED') this.compareItems();
       if (
         event.path === paths.leaderElectionInstance ||
         event.path === paths.shardingProcessing ||
@@ -68,10 +76,14 @@ export class CoordinationEventWatcher {
       this.leader = leader;
       this.ctx.events.publish(leader ? 'leadership.gained' : 'leadership.lost', {});
     }
-    // Mid-resharding the owners seen may be half old, half new: wait for its end (the leader removes
-    // `leader/sharding/processing` in the same transaction as it writes the new owners, after them).
+    // Mid-resharding the owners seen may be half old, half new: wait for its end (the removal of the flag, after the
+    // new owners; of `processing` too when the leader wrote them in several requests).
     const { storage, paths } = this.ctx;
-    if (storage.cached.has(paths.shardingProcessing)) return;
+    if (storage.cached.has(paths.shardingProcessing) || storage.cached.has(paths.shardingNecessary)) return;
+    this.compareItems();
+  }
+
+  private compareItems(): void {
     const items = this.currentItems();
     if (items.length !== this.items.length || items.some((item, index) => item !== this.items[index])) {
       const previousItems = this.items;
