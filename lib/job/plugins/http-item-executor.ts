@@ -1,5 +1,6 @@
 import type { ShardingContext } from '../../interfaces/sharding-context.interface.js';
 import type { JobItemExecutor } from './item-executor.js';
+import { deadlineSignal } from '../../util/deadline-signal.js';
 import { shardingContextJson } from './sharding-context-json.js';
 
 /** The response body kept in an item's result or failure: enough to read an error, bounded for events and logs. */
@@ -62,23 +63,27 @@ export class HttpItemExecutor implements JobItemExecutor {
     };
     if (props['http.content.type']) headers['content-type'] = props['http.content.type'];
     const data = props['http.data'];
-    const signal = AbortSignal.any([context.signal, AbortSignal.timeout(connectMs + readMs)]);
+    const request = deadlineSignal(context.signal, connectMs + readMs);
     let response: Response;
     try {
       response = await fetch(url, {
         method,
         headers,
         ...(data !== undefined && data !== '' && method !== 'GET' && method !== 'HEAD' ? { body: data } : {}),
-        signal,
+        signal: request.signal,
         redirect: 'follow',
       });
     } catch (error) {
       return fail(`${method} ${url.origin}${url.pathname} ${whyNot(error, context.signal, connectMs + readMs)}`);
+    } finally {
+      request.clear();
     }
-    const body = await readBounded(response, AbortSignal.any([context.signal, AbortSignal.timeout(readMs)])).catch(
-      (error: unknown) =>
+    const reading = deadlineSignal(context.signal, readMs);
+    const body = await readBounded(response, reading.signal)
+      .catch((error: unknown) =>
         fail(`${method} ${url.origin}${url.pathname}: reading the answer ${whyNot(error, context.signal, readMs)}`),
-    );
+      )
+      .finally(reading.clear);
     if (response.status >= 400 && props['http.fail.on.status'] !== 'false')
       fail(`${method} ${url.origin}${url.pathname} answered ${response.status}: ${body}`);
     return { status: response.status, body };
