@@ -3,6 +3,7 @@ import { describeError, isConnectionTrouble, registryErrorCode } from '../errors
 import type { RegistryCenter } from './registry-center.js';
 import type { ConnectionStateChange, WatchEvent } from './registry.types.js';
 import { MAX_CONCURRENT_REQUESTS, RequestSlots } from './request-limits.js';
+import { StepQueue } from './step-queue.js';
 import { intern } from '../util/intern.js';
 import { settlesWithin } from '../util/deferred.js';
 import { type CachedNode, withChild, withoutChild } from './cached-node.js';
@@ -51,8 +52,8 @@ export class TreeCache {
   private lazyReads: Map<string, Promise<void>> | undefined;
   /** Our own creates in flight, by path: the CREATED event they cause needs no read. Made when first needed. */
   private ownCreates: Map<string, { data: Buffer; created: Promise<boolean> }> | undefined;
-  /** Steps are chained: each applies after the previous one, whatever order their reads come back in. */
-  private tail: Promise<void> = Promise.resolve();
+  /** Each step applies after the previous one, whatever order their reads come back in; skipped unless started. */
+  private readonly steps = new StepQueue(() => this.lifecycle === 'STARTED');
   /** The addWatch and full read after a (re)connection, while in flight. */
   private resync: Promise<void> | undefined;
   private resyncGeneration = 0;
@@ -113,7 +114,7 @@ export class TreeCache {
   async settled(timeoutMs = 30_000): Promise<void> {
     if (this.lifecycle === 'CLOSED') return;
     const resync = this.resync;
-    const done = (resync ? resync.catch(() => undefined) : Promise.resolve()).then(() => this.tail);
+    const done = (resync ? resync.catch(() => undefined) : Promise.resolve()).then(() => this.steps.idle());
     if (!(await settlesWithin(done, timeoutMs)))
       this.logger.warn(`reads still outstanding after ${timeoutMs} ms; going on with what the cache has`);
   }
@@ -256,7 +257,7 @@ export class TreeCache {
         children: (path) => this.bounded(() => this.registry.getChildren(path)),
         holdsData: (path) => this.nodes.get(path)?.data !== undefined,
       });
-      await this.enqueue(async () => this.applySnapshot(await snapshot));
+      await this.steps.run(async () => this.applySnapshot(await snapshot));
       if (this.resyncGeneration === generation) this.synced = true;
     })();
     this.resync = resync;
@@ -296,7 +297,7 @@ export class TreeCache {
     const shape = this.shape(path);
     if (shape === 'ignore') return;
     if (event.type === 'NODE_DELETED') {
-      void this.enqueue(() => this.removeSubtree(path));
+      this.steps.push(() => this.removeSubtree(path));
       return;
     }
     if (event.type !== 'NODE_CREATED' && event.type !== 'NODE_DATA_CHANGED') return;
@@ -309,21 +310,21 @@ export class TreeCache {
         if (ok) return { data: own.data, version: 0, mzxid: 0n };
         return shape.data ? this.read(path) : { data: EMPTY, version: 0, mzxid: 0n };
       });
-      void this.enqueueApply(path, observed);
+      this.steps.push(this.applyStep(path, observed));
     } else if (shape.data === 'lazy') {
       // Known to exist; its data is read when someone asks.
-      void this.enqueue(() => this.markUnread(path));
+      this.steps.push(() => this.markUnread(path));
     } else if (!shape.data) {
       // A directory: nothing reads its data; that it was created is all there is to know.
       if (event.type === 'NODE_DATA_CHANGED') return;
-      void this.enqueueApply(path, Promise.resolve({ data: EMPTY, version: 0, mzxid: 0n }));
+      this.steps.push(() => this.applyNode(path, { data: EMPTY, version: 0, mzxid: 0n }, false));
     } else {
-      void this.enqueueApply(path, this.read(path));
+      this.steps.push(this.applyStep(path, this.read(path)));
     }
   }
 
   private enqueueRead(path: string): Promise<void> {
-    return this.enqueueApply(path, this.read(path));
+    return this.steps.run(this.applyStep(path, this.read(path)));
   }
 
   private forgetOwnCreate(path: string): void {
@@ -331,21 +332,20 @@ export class TreeCache {
     if (this.ownCreates?.size === 0) this.ownCreates = undefined;
   }
 
-  /** Applies a node as read (or known), in event order. */
-  private enqueueApply(path: string, observed: Promise<Observed>): Promise<void> {
-    return this.enqueue(async () => {
-      let node: Observed | 'unknown';
-      try {
-        node = await observed;
-      } catch (error) {
-        // A read lost to connection trouble: the re-sync after reconnection reads everything again.
-        if (!isConnectionTrouble(error)) this.logger.warn(`could not read ${path}: ${describeError(error)}`);
-        node = 'unknown';
-      }
-      if (node === undefined)
-        this.removeSubtree(path); // deleted since: its own event follows
-      else if (node !== 'unknown') this.applyNode(path, node, false);
-    });
+  /** The step that applies a node as read (or known), queued in event order. */
+  private applyStep(path: string, observed: Promise<Observed>): () => Promise<void> {
+    return () =>
+      observed.then(
+        (node) => {
+          if (node === undefined)
+            this.removeSubtree(path); // deleted since: its own event follows
+          else this.applyNode(path, node, false);
+        },
+        (error: unknown) => {
+          // A read lost to connection trouble: the re-sync after reconnection reads everything again.
+          if (!isConnectionTrouble(error)) this.logger.warn(`could not read ${path}: ${describeError(error)}`);
+        },
+      );
   }
 
   /** A lazy node appeared or changed: present, data unknown until asked for. */
@@ -370,15 +370,6 @@ export class TreeCache {
     const name = path.slice(path.lastIndexOf('/') + 1);
     parent.children = withChild(parent.children, name);
     return true;
-  }
-
-  private enqueue(step: () => void | Promise<void>): Promise<void> {
-    const run = this.tail.then(async () => {
-      if (this.lifecycle === 'STARTED') await step();
-    });
-    // The chain goes on whatever a step does; the caller sees the step's own failure.
-    this.tail = run.catch(() => undefined);
-    return run;
   }
 
   private async read(path: string): Promise<Observed> {

@@ -189,10 +189,21 @@ describe('TreeCache on the fake registry', () => {
     const { zk, writer, client, cache } = await setUp(undefined, (w) =>
       w.create('/job/a', text('A')).then(() => undefined),
     );
+    // The reads the notifications set off are answered only when let go (not by how many microtasks a step takes).
+    let letGo!: () => void;
+    const held = new Promise<void>((resolve) => (letGo = resolve));
+    const getData = client.getData.bind(client);
+    client.getData = async (path, watcher) => {
+      await held;
+      return getData(path, watcher);
+    };
     for (let round = 1; round <= 20; round++) await writer.setData('/job/a', text(`A${round}`));
     await client.delivered(); // every notification heard; the reads they set off are not answered yet
     expect(cache.get('/job/a')).not.toBe('A20');
-    await cache.settled();
+    const settling = cache.settled();
+    // Let go on the next turn of the event loop: past every microtask, so only a settled() that waits sees A20.
+    setImmediate(letGo);
+    await settling;
     expect(cache.get('/job/a')).toBe('A20');
     await zk.idle();
   });

@@ -1,4 +1,4 @@
-import { randomUUID } from 'node:crypto';
+import { flatRandomUUID } from '../../util/uuid.js';
 import { hostname } from 'node:os';
 import type { ExecutionEventMap, ExecutionEvents, ExecutionObserver } from './execution-events.js';
 import { buildTaskId } from '../paths.js';
@@ -141,7 +141,7 @@ class ExecutionEventFollower implements ExecutionObserver {
     // The id is shared with the completion's event: made when either is heard.
     if (!this.publisher.observes('item.started') && !this.publisher.observes('item.completed')) return;
     // The dispatch's id when it made one (its kept lines are filed under it), else one made here.
-    const id = item.executionId ?? randomUUID();
+    const id = item.executionId ?? flatRandomUUID();
     (this.ids ??= new Map()).set(item.shardingItem, id);
     if (!this.publisher.observes('item.started')) return;
     const event = this.executionEvent<ItemStartedEvent>('item.started', id, item);
@@ -160,7 +160,7 @@ class ExecutionEventFollower implements ExecutionObserver {
     // A retry that succeeded: the item did not fail.
     else if (item.success && item.attempt !== undefined) this.failures?.delete(item.shardingItem);
     if (!this.publisher.observes('item.completed')) return;
-    const event = this.executionEvent<ItemCompletedEvent>('item.completed', id ?? randomUUID(), item);
+    const event = this.executionEvent<ItemCompletedEvent>('item.completed', id ?? flatRandomUUID(), item);
     event.completeTime = item.completeTime;
     event.success = item.success;
     if (failureCause !== undefined) event.failureCause = failureCause;
@@ -194,7 +194,7 @@ class ExecutionEventFollower implements ExecutionObserver {
 
   private status(taskId: string, items: number[], state: JobStatusState, message: string): void {
     const fields: Omit<JobStatusEvent, OwnFields> = {
-      id: randomUUID(),
+      id: flatRandomUUID(),
       originalTaskId: '',
       taskId,
       slaveId: this.job.ip,

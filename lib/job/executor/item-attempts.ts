@@ -1,4 +1,4 @@
-import { randomUUID } from 'node:crypto';
+import { flatRandomUUID } from '../../util/uuid.js';
 import { describeError, ItemTimeoutError } from '../../errors/elastic-job.errors.js';
 import type { ItemProgress, ShardingContext } from '../../interfaces/sharding-context.interface.js';
 import type { JobContext } from '../context/job-context.js';
@@ -82,7 +82,7 @@ export async function runAttempts(
   for (let attempt = 1; ; attempt++) {
     // The execution's id, which its kept lines are filed under: made here only when lines can be kept (else the event
     // publisher makes one, when anybody listens).
-    const executionId = lineBook === undefined ? undefined : randomUUID();
+    const executionId = lineBook === undefined ? undefined : flatRandomUUID();
     const context = attemptContext(ctx, base, running, attempt, lineBook, executionId);
     const started = report.itemStarted(
       firing.source,
