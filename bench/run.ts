@@ -372,6 +372,12 @@ function burstSideBySide(
       'RSS after the bursts',
       ...[ours?.rssMb, nest?.rssMb, bare?.rssMb].map((mb) => (mb === undefined ? '-' : `${mb} MB`)),
     ],
+    [
+      '  the same, right after a full collection',
+      ...[ours?.rssAfterGcMb, nest?.rssAfterGcMb, bare?.rssAfterGcMb].map((mb) =>
+        mb === undefined ? '-' : `${mb} MB`,
+      ),
+    ],
     // The JavaScript heap a steady burst allocates per item start (issue 43: under 8 KB), ours only.
     ['heap allocated per item start', ours ? kb(ours.allocatedPerStartBytes) : '-', '-', '-'],
   ];

@@ -26,11 +26,13 @@ export async function bullmqBurst(
   missing: number;
   readyMs: number;
   rssMb: number;
+  /** RSS right after a full collection (see burst.bench.ts). */
+  rssAfterGcMb: number;
 }> {
   const periods = quick ? 1 : 3;
   const redis = await LocalRedis.create();
   const fixture = options.nest ? 'bullmq-nest-app' : 'bullmq-app';
-  const app = new LineProcess(process.execPath, [`build/bench/fixtures/${fixture}.js`], {
+  const app = new LineProcess(process.execPath, ['--expose-gc', `build/bench/fixtures/${fixture}.js`], {
     ...process.env,
     REDIS_URL: redis.url,
     TASKS: String(tasks),
@@ -65,6 +67,11 @@ export async function bullmqBurst(
     const askedAt = app.lines.length;
     app.send('rss');
     const rss = (JSON.parse((await app.waitForLine(/"event":"rss"/, 10_000, askedAt)).slice(4)) as { rss: number }).rss;
+    const collectedAt = app.lines.length;
+    app.send('mem');
+    const collected = JSON.parse((await app.waitForLine(/"event":"mem"/, 10_000, collectedAt)).slice(4)) as {
+      rss: number;
+    };
     const firstSamples = collect(new Set([first]));
     return {
       firstP99: firstSamples.length > 0 ? percentile(firstSamples, 99) : Number.NaN,
@@ -74,6 +81,7 @@ export async function bullmqBurst(
       missing,
       readyMs: ready.sinceStartMs,
       rssMb: round(rss / 2 ** 20),
+      rssAfterGcMb: round(collected.rss / 2 ** 20),
     };
   } finally {
     await app.stop();

@@ -32,6 +32,11 @@ export interface BurstFigures {
   /** RSS after the measured bursts, MB. */
   rssMb: number;
   /**
+   * RSS right after a full collection, MB: what is kept, without the old generation's garbage, whose amount depends on
+   * where in V8's collection cycle a single reading lands (tens of MB; docs/benchmarks.md, issue 43).
+   */
+  rssAfterGcMb: number;
+  /**
    * JavaScript heap bytes allocated over the measured bursts per item start (the app's `alloc`, from V8's GC
    * statistics: collected objects included, load-insensitive), the idle process's between bursts included.
    */
@@ -118,6 +123,11 @@ export async function burstAtInstant(jobs = 1000): Promise<BurstFigures> {
     const rssAt = app.lines.length;
     app.send('rss');
     const rss = JSON.parse((await app.waitForLine(/"event":"rss"/, 10_000, rssAt)).slice(4)) as { rss: number };
+    const collectedAt = app.lines.length;
+    app.send('mem');
+    const collected = JSON.parse((await app.waitForLine(/"event":"mem"/, 10_000, collectedAt)).slice(4)) as {
+      rss: number;
+    };
     const [first = [], ...rest] = measured;
     const samples = rest.flat();
     return {
@@ -133,6 +143,7 @@ export async function burstAtInstant(jobs = 1000): Promise<BurstFigures> {
       eldMax: Math.round(eld.max * 10) / 10,
       readyMs: registered.sinceStartMs,
       rssMb: Math.round(rss.rss / 2 ** 20),
+      rssAfterGcMb: Math.round(collected.rss / 2 ** 20),
       allocatedPerStartBytes: Math.round(allocated / Math.max(1, measured.flat().length)),
     };
   } finally {
