@@ -7,6 +7,8 @@ import type {
   NodeData,
   NodeMode,
   NodeStat,
+  ReadAnswer,
+  ReadRequest,
   TransactionOp,
   Watcher,
   WatchEventType,
@@ -520,6 +522,18 @@ export class FakeRegistryCenter implements RegistryCenter {
       if (watcher) this.addOneShot(this.dataWatches, full, watcher);
       return node?.stat;
     });
+  }
+
+  /** One request, every node read at the same point, as ZooKeeper's multiRead answers (no watches). */
+  readMany(reads: readonly ReadRequest[]): Promise<ReadAnswer[]> {
+    if (reads.length === 0) return Promise.resolve([]);
+    return this.request('reads', reads[0]!.path, () =>
+      reads.map((read): ReadAnswer => {
+        const node = this.server.read(this.paths.full(read.path));
+        if (!node) return undefined;
+        return read.what === 'data' ? { data: node.data, stat: node.stat } : node.children;
+      }),
+    );
   }
 
   // ---------------------------------------------------------------- writes
