@@ -524,15 +524,15 @@ export class FakeRegistryCenter implements RegistryCenter {
     });
   }
 
-  /** One request, every node read at the same point, as ZooKeeper's multiRead answers (no watches). */
+  /**
+   * As the registry center reads on a server without multiRead: one getData or getChildren each (through the
+   * methods, so that a test watching or failing single reads sees these too).
+   */
   readMany(reads: readonly ReadRequest[]): Promise<ReadAnswer[]> {
-    if (reads.length === 0) return Promise.resolve([]);
-    return this.request('reads', reads[0]!.path, () =>
-      reads.map((read): ReadAnswer => {
-        const node = this.server.read(this.paths.full(read.path));
-        if (!node) return undefined;
-        return read.what === 'data' ? { data: node.data, stat: node.stat } : node.children;
-      }),
+    return Promise.all(
+      reads.map((read): Promise<ReadAnswer> =>
+        read.what === 'data' ? this.getData(read.path) : this.getChildren(read.path),
+      ),
     );
   }
 
