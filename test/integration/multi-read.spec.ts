@@ -1,5 +1,6 @@
 import { Logger } from '@nestjs/common';
 import { afterEach, describe, expect, it, vi } from 'vitest';
+import { dumpTree } from '../../lib/cli/format/tree-dump.js';
 import { isConnectionTrouble } from '../../lib/errors/elastic-job.errors.js';
 import type { ReadAnswer, ReadRequest } from '../../lib/registry/registry.types.js';
 import { TreeCache } from '../../lib/registry/tree-cache.js';
@@ -82,6 +83,22 @@ describe('readMany on a real ZooKeeper (multiRead)', () => {
     expect(cache.children('/job/sharding').sort()).toEqual(['0', '1']);
     // One level a request: the root's data, its children, then each level's data and children together.
     expect(registry.stats.reads - before).toBeLessThanOrEqual(5);
+  });
+
+  it('dumps a tree (the CLI) one request a level', async () => {
+    const registry = await registryWithTree();
+    const before = registry.stats.reads;
+    const dumped = await dumpTree(registry, '/job');
+    expect(dumped.map((node) => `${node.path}=${node.value}`)).toEqual([
+      '/job=',
+      '/job/config={"a":2}',
+      '/job/sharding=',
+      '/job/sharding/0=',
+      '/job/sharding/0/instance=i-1',
+      '/job/sharding/1=',
+    ]);
+    // /job, then config and sharding, then sharding's two items, then the instance: 11 single reads.
+    expect(registry.stats.reads - before).toBe(4);
   });
 
   it('reads one node a request, said once, when the server does not know the opcode', async () => {
