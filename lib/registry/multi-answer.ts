@@ -1,4 +1,5 @@
 import type { Jute } from './client-internals.js';
+import { readMultiReadResult } from './multi-read.js';
 
 /**
  * The client's reader of a `multi` answer (jute's TransactionResponse.deserialize) builds two generic jute records
@@ -6,7 +7,8 @@ import type { Jute } from './client-internals.js';
  * object a field: the answers to a burst's running markers (a thousand jobs' creates in a few requests) were about
  * 2 KB of garbage an item start (docs/benchmarks.md, issue 43). This reads the same bytes into the same results:
  * `{ type, path }` a create (its chroot taken off), `{ type }` a delete or check, `{ type, err }` an error; a
- * setData's answer carries a Stat record, still read by the client's own records.
+ * setData's answer carries a Stat record, still read by the client's own records. A multiRead's answers (the same
+ * frame format, read back through this reader) are read by multi-read.ts.
  *
  * The wire format (ZooKeeper's MultiResponse): per op a MultiHeader (`int type; boolean done; int err`), then the
  * op's response, until a header with `done`; a create's response is its path (`ustring`: an int length, -1 for
@@ -49,7 +51,10 @@ export function installLeanMultiAnswers(jute: Jute): void {
         at += response.deserialize(buffer, at);
         this.results.push({ type, stat: response.stat });
       } else {
-        throw new Error(`Unknown type: ${type} in transaction response.`);
+        // A multiRead's answers (multi-read.ts): its requests are read back as a multi's.
+        const next = readMultiReadResult(type, buffer, at, this.results);
+        if (next < 0) throw new Error(`Unknown type: ${type} in transaction response.`);
+        at = next;
       }
     }
     return at - offset;
@@ -59,6 +64,6 @@ export function installLeanMultiAnswers(jute: Jute): void {
 
 /** What the client's TransactionResponse holds while it is read. */
 export interface TransactionResponseState {
-  results: Array<{ type: number; path?: string; err?: number; stat?: unknown }>;
+  results: unknown[];
   chrootPath: string | undefined;
 }

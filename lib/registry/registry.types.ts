@@ -43,3 +43,12 @@ export type TransactionOp =
   | { op: 'setData'; path: string; data: Buffer; version?: number }
   | { op: 'remove'; path: string; version?: number }
   | { op: 'check'; path: string; version?: number };
+
+/** One read of a `readMany`: a node's data and stat, or its children's names. */
+export interface ReadRequest {
+  path: string;
+  what: 'data' | 'children';
+}
+
+/** A `readMany` answer: NodeData for 'data', the names (unsorted) for 'children', undefined when there is no node. */
+export type ReadAnswer = NodeData | string[] | undefined;

@@ -1,7 +1,7 @@
 import { Logger } from '@nestjs/common';
 import { describeError, isConnectionTrouble, registryErrorCode } from '../errors/elastic-job.errors.js';
 import type { RegistryCenter } from './registry-center.js';
-import type { ConnectionStateChange, WatchEvent } from './registry.types.js';
+import type { ConnectionStateChange, NodeData, WatchEvent } from './registry.types.js';
 import { MAX_CONCURRENT_REQUESTS, RequestSlots } from './request-limits.js';
 import { StepQueue } from './step-queue.js';
 import { intern } from '../util/intern.js';
@@ -254,7 +254,10 @@ export class TreeCache {
         shape: this.shape,
         read: (path) => this.read(path),
         exists: (path) => this.bounded(() => this.registry.exists(path)).then((stat) => stat !== undefined),
-        children: (path) => this.bounded(() => this.registry.getChildren(path)),
+        children: (path) =>
+          this.bounded(() => this.registry.readMany([{ path, what: 'children' }])).then(
+            ([children]) => children as string[] | undefined,
+          ),
         holdsData: (path) => this.nodes.get(path)?.data !== undefined,
       });
       await this.steps.run(async () => this.applySnapshot(await snapshot));
@@ -372,8 +375,10 @@ export class TreeCache {
     return true;
   }
 
+  /** Through readMany: the reads of every cache in a tick share multiRead requests (read-coalescer.ts). */
   private async read(path: string): Promise<Observed> {
-    const node = await this.bounded(() => this.registry.getData(path));
+    const [answer] = await this.bounded(() => this.registry.readMany([{ path, what: 'data' }]));
+    const node = answer as NodeData | undefined;
     return node && { data: node.data, version: node.stat.version, mzxid: node.stat.mzxid };
   }
 

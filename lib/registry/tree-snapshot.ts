@@ -36,17 +36,8 @@ export async function readSubtree(root: string, source: SubtreeSource): Promise<
     const empty = { data: EMPTY, version: 0, mzxid: 0n };
     // A lazy node is left unread unless the cache holds its data already (read, or our own write): that stays true.
     const lazy = shape.data === 'lazy' && !source.holdsData(path);
-    // The root's data first, its children only when it is there: a new job's tree (a thousand at a first start)
-    // is found missing in one read, not two; a job already there pays a round trip more, not a request.
-    if (path === root && shape.data === true && shape.children) {
-      const rootNode = await source.read(path);
-      if (!rootNode) return;
-      const rootChildren = await source.children(path);
-      if (rootChildren === undefined) return;
-      snapshot.set(path, { node: rootNode, children: rootChildren });
-      await Promise.all(rootChildren.map((child) => visit(`${path}/${child}`)));
-      return;
-    }
+    // Data and children asked for together, the root's too: the cache reads through readMany, so both share one
+    // multiRead request (a new job's missing tree, a thousand at a first start, is found missing in one request).
     const [node, children] = await Promise.all([
       shape.data && !lazy
         ? source.read(path)

@@ -8,7 +8,8 @@ import type { ConnectionManagerInternals, Jute, RawNotification } from './client
 import { streamlineIo, tapNotifications } from './client-patches.js';
 import { installLeanMultiAnswers } from './multi-answer.js';
 import { multiAcl, MultiRequest, type MultiOp } from './multi-request.js';
-import type { NodeData, NodeMode, NodeStat, WatchEventType } from './registry.types.js';
+import { MULTI_READ, MultiReadRequest, type MultiReadResult } from './multi-read.js';
+import type { NodeData, NodeMode, NodeStat, ReadRequest, WatchEventType } from './registry.types.js';
 
 export type { RawNotification };
 
@@ -72,6 +73,11 @@ export function clientErrorName(error: unknown): string | undefined {
   if (typeof error !== 'object' || error === null) return undefined;
   const candidate = error as { code?: unknown; name?: unknown };
   return typeof candidate.code === 'number' && typeof candidate.name === 'string' ? candidate.name : undefined;
+}
+
+/** The error name of a ZooKeeper error code (-102 is 'NO_AUTH'), as the client names it. */
+export function errorNameOfCode(code: number): string {
+  return clientErrorName(createClientException(code)) ?? `ERROR_${code}`;
 }
 
 function toStat(stat: Stat): NodeStat {
@@ -355,6 +361,28 @@ export class ZookeeperClientAdapter {
         [];
       const failed = results.find((result) => result.type === jute.OP_CODES.ERROR && result.err !== 0);
       callback(failed ? createClientException(failed.err!) : null);
+    });
+  }
+
+  /**
+   * A `multiRead` (ZooKeeper 3.6+, multi-read.ts), which the client has no API for: sent with its opcode, then read
+   * back as a MULTI, whose reader (multi-answer.ts) reads the reads' answers too. `opCode` is for tests only (an
+   * opcode the server lacks, to see the fallback).
+   */
+  multiRead(reads: readonly ReadRequest[], callback: ClientCallback<MultiReadResult[]>, opCode = MULTI_READ): void {
+    const header = new jute.protocol.RequestHeader();
+    header.type = opCode;
+    const request = new jute.Request(header, new MultiReadRequest(reads));
+    const serialize = request.toBuffer.bind(request);
+    request.toBuffer = () => {
+      header.type = opCode;
+      const bytes = serialize();
+      header.type = jute.OP_CODES.MULTI; // read back by the client when the answer arrives
+      return bytes;
+    };
+    this.manager.queue(request, (error, response) => {
+      if (error) return callback(error);
+      callback(null, (response as { payload?: { results?: MultiReadResult[] } } | undefined)?.payload?.results ?? []);
     });
   }
 

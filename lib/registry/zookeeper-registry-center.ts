@@ -8,7 +8,17 @@ import { NodeWrites } from './node-writes.js';
 import { PersistentWatchers } from './persistent-watchers.js';
 import { createProtectedEphemeralSequential } from './protected-create.js';
 import type { RegistryCenter, RegistryStats } from './registry-center.js';
-import type { ConnectionStateChange, NodeData, NodeMode, NodeStat, TransactionOp, Watcher } from './registry.types.js';
+import type {
+  ConnectionStateChange,
+  NodeData,
+  NodeMode,
+  NodeStat,
+  ReadAnswer,
+  ReadRequest,
+  TransactionOp,
+  Watcher,
+} from './registry.types.js';
+import { ReadCoalescer } from './read-coalescer.js';
 import { nodeAcl } from './zookeeper-client.adapter.js';
 import { diagnoseServers } from './connection-diagnosis.js';
 import { ZookeeperSession, type SessionState } from './zookeeper-session.js';
@@ -189,6 +199,13 @@ export class ZookeeperRegistryCenter implements RegistryCenter {
   exists(path: string, watcher?: Watcher): Promise<NodeStat | undefined> {
     return this.transport.exists(path, watcher);
   }
+
+  /** Reads sent with the others asked for in the same tick as few multiRead requests (read-coalescer.ts). */
+  readMany(reads: readonly ReadRequest[]): Promise<ReadAnswer[]> {
+    this.readCoalescer ??= new ReadCoalescer((batch) => this.transport.readMany(batch));
+    return this.readCoalescer.submit(reads);
+  }
+  private readCoalescer: ReadCoalescer | undefined;
 
   create(path: string, data: Buffer, mode: NodeMode = 'PERSISTENT'): Promise<string> {
     return this.transport.create(path, data, mode);

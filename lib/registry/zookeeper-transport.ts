@@ -2,10 +2,20 @@ import { Logger } from '@nestjs/common';
 import { RegistryError, registryErrorCode } from '../errors/elastic-job.errors.js';
 import type { NamespacePaths } from './namespace-paths.js';
 import type { RegistryStats } from './registry-center.js';
-import type { NodeData, NodeMode, NodeStat, TransactionOp, Watcher } from './registry.types.js';
+import { answersOf, MULTI_READ, type MultiReadResult } from './multi-read.js';
+import type {
+  NodeData,
+  NodeMode,
+  NodeStat,
+  ReadAnswer,
+  ReadRequest,
+  TransactionOp,
+  Watcher,
+} from './registry.types.js';
 import { assertMultiRequestFits, assertNodeDataFits, multiBatches, multiRequestBytes } from './request-limits.js';
 import {
   clientErrorName,
+  errorNameOfCode,
   type ClientCallback,
   type NodeAcl,
   type RawNotification,
@@ -58,6 +68,50 @@ export class ZookeeperTransport {
       throw error;
     }
   }
+
+  /**
+   * Reads in one `multiRead` request (multi-read.ts), in the order asked; undefined for a missing node. A server
+   * without multiRead (before 3.6) answers UNIMPLEMENTED: that is remembered, said once, and the reads go one
+   * request each from then on (the first such answer also closes the connection: those reads fail as connection
+   * trouble, and their callers retry after the reconnection as for any lost request).
+   */
+  async readMany(reads: readonly ReadRequest[]): Promise<ReadAnswer[]> {
+    if (reads.length === 0) return [];
+    if (!this.multiReadUnsupported) {
+      const full = reads.map((read) => ({ path: this.paths.full(read.path), what: read.what }));
+      const described =
+        reads
+          .slice(0, 3)
+          .map((read) => read.path)
+          .join(', ') + (reads.length > 3 ? ` and ${reads.length - 3} more` : '');
+      try {
+        const results = await this.send<MultiReadResult[]>(
+          (c, cb) => c.multiRead(full, cb, this.multiReadOpCode),
+          described,
+          'reads',
+        );
+        return answersOf(reads, results, (read, code) => {
+          const name = errorNameOfCode(code);
+          throw new RegistryError(name, read.path, `ZooKeeper ${name} on ${read.path} (${read.what}, in a multiRead)`);
+        });
+      } catch (error) {
+        if (registryErrorCode(error) !== 'UNIMPLEMENTED') throw error;
+        this.multiReadUnsupported = true;
+        this.logger.warn(
+          'this ZooKeeper server does not know multiRead (ZooKeeper 3.6+): reading one node a request instead; ' +
+            'ZooKeeper 3.6 or later is required for persistent watches as well',
+        );
+      }
+    }
+    return Promise.all(
+      reads.map((read) => (read.what === 'data' ? this.getData(read.path) : this.getChildren(read.path))),
+    );
+  }
+
+  /** Set once a server answered multiRead with UNIMPLEMENTED (see readMany). */
+  private multiReadUnsupported = false;
+  /** multiRead's opcode; tests set one the server lacks to see the fallback. */
+  multiReadOpCode = MULTI_READ;
 
   /** The node's stat, or undefined. With a watcher: a data watch if it exists, an existence watch otherwise. */
   exists(path: string, watcher?: Watcher): Promise<NodeStat | undefined> {

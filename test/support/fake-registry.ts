@@ -7,6 +7,8 @@ import type {
   NodeData,
   NodeMode,
   NodeStat,
+  ReadAnswer,
+  ReadRequest,
   TransactionOp,
   Watcher,
   WatchEventType,
@@ -520,6 +522,18 @@ export class FakeRegistryCenter implements RegistryCenter {
       if (watcher) this.addOneShot(this.dataWatches, full, watcher);
       return node?.stat;
     });
+  }
+
+  /**
+   * As the registry center reads on a server without multiRead: one getData or getChildren each (through the
+   * methods, so that a test watching or failing single reads sees these too).
+   */
+  readMany(reads: readonly ReadRequest[]): Promise<ReadAnswer[]> {
+    return Promise.all(
+      reads.map((read): Promise<ReadAnswer> =>
+        read.what === 'data' ? this.getData(read.path) : this.getChildren(read.path),
+      ),
+    );
   }
 
   // ---------------------------------------------------------------- writes
