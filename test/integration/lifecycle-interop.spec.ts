@@ -134,13 +134,23 @@ describe("ElasticJob's lifecycle writes from Java (Curator) on a cluster of ours
       10_000,
       'the other app to stop the removed job',
     );
-    await java(peer, 'trigger manual'); // the cluster lives on
+    const triggered = await java(peer, 'trigger manual'); // the cluster lives on
     await eventually(
       () => runs.filter((run) => run.job === 'manual').length,
       (count) => count === 4,
       15_000,
       'the other job triggered again',
-    );
+    ).catch(async (error: unknown) => {
+      // Seen once in a fresh-clone CI run (neither app ran it), not reproduced: what was written, and what is left.
+      const peek = await observer(namespace);
+      const left = (await peek.getChildren('/manual/trigger')) ?? [];
+      const sharding = await operator.getShardingInfo('manual');
+      throw new Error(
+        `${String(error)}; the peer triggered [${triggered}], trigger nodes left [${left.join(', ')}], ` +
+          `manual's runs ${JSON.stringify(runs.filter((run) => run.job === 'manual'))}, ` +
+          `sharding ${JSON.stringify(sharding)}, statuses ${JSON.stringify(apps.map((app) => app.get(ElasticJobRegistry).getJobStatus('manual')))}`,
+      );
+    });
     expect((await operator.getAllJobsBriefInfo()).map((job) => job.jobName)).toEqual(['manual']);
     // Curator deletes children one by one (maybe `instances` before `config`): nothing of the job was put back.
     const zk = await observer(namespace);
