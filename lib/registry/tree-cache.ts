@@ -260,6 +260,7 @@ export class TreeCache {
           ),
         holdsData: (path) => this.nodes.get(path)?.data !== undefined,
       });
+      snapshot.catch(() => undefined); // handled now: at a close the step below is skipped, never awaiting it
       await this.steps.run(async () => this.applySnapshot(await snapshot));
       if (this.resyncGeneration === generation) this.synced = true;
     })();
@@ -337,6 +338,8 @@ export class TreeCache {
 
   /** The step that applies a node as read (or known), queued in event order. */
   private applyStep(path: string, observed: Promise<Observed>): () => Promise<void> {
+    // Handled now: a step dropped at close never runs, and its read (sent at the next tick, after the close) rejects.
+    observed.catch(() => undefined);
     return () =>
       observed.then(
         (node) => {
