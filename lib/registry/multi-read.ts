@@ -1,3 +1,4 @@
+import { header, withChroot } from './multi-request.js';
 import type { NodeStat, ReadAnswer, ReadRequest } from './registry.types.js';
 
 /**
@@ -58,15 +59,8 @@ export class MultiReadRequest {
   }
 
   private path(path: string): string {
-    if (!this.chroot) return path;
-    return path === '/' ? this.chroot : this.chroot + path;
+    return withChroot(this.chroot, path);
   }
-}
-
-function header(buffer: Buffer, at: number, type: number, done: boolean): number {
-  at = buffer.writeInt32BE(type, at);
-  at = buffer.writeUInt8(done ? 1 : 0, at);
-  return buffer.writeInt32BE(-1, at);
 }
 
 /** One op's answer as read: its data and stat, its children, or ZooKeeper's error code for it. */

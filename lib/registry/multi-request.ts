@@ -104,13 +104,19 @@ export class MultiRequest {
   }
 
   private path(path: string): string {
-    if (!this.chroot) return path;
-    return path === '/' ? this.chroot : this.chroot + path;
+    return withChroot(this.chroot, path);
   }
 }
 
-function header(buffer: Buffer, at: number, type: number, done: boolean): number {
+/** One op's MultiHeader (jute: type, done, err), as multi and multiRead requests both start each op and end. */
+export function header(buffer: Buffer, at: number, type: number, done: boolean): number {
   at = buffer.writeInt32BE(type, at);
   at = buffer.writeUInt8(done ? 1 : 0, at);
   return buffer.writeInt32BE(-1, at);
+}
+
+/** A path under the connection string's chroot, as the client's own requests send it. */
+export function withChroot(chroot: string, path: string): string {
+  if (!chroot) return path;
+  return path === '/' ? chroot : chroot + path;
 }
