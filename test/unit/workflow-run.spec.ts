@@ -125,21 +125,7 @@ describe('WorkflowCoordinator on the in-memory registry', () => {
         await admin.persist(paths.shardingInstance(item), Buffer.from(OWNER[item]!));
     }
     const instances: Instance[] = [];
-    for (const id of ids) {
-      const client = await zk.connect('ns');
-      clients.push(client);
-      for (const job of Object.keys(DIAMOND.steps))
-        await client.create(new JobNodePath(job).instance(id), Buffer.alloc(0), 'EPHEMERAL');
-      const recorder = new WorkflowRecorder(
-        client,
-        new Map(Object.keys(DIAMOND.steps).map((s) => [s, DIAMOND.name])),
-        id,
-      );
-      const coordinator = new WorkflowCoordinator(client, DIAMOND, id, sink);
-      coordinators.push(coordinator);
-      await coordinator.start();
-      instances.push({ id, client, recorder, coordinator });
-    }
+    for (const id of ids) instances.push(await join(id, sink));
     return instances;
   }
 
@@ -224,8 +210,8 @@ describe('WorkflowCoordinator on the in-memory registry', () => {
     } as ElasticJobEvent);
   }
 
-  /** An instance coming online after the others: its jobs' instance nodes and a recorder, no coordinator. */
-  async function join(id: string): Promise<Instance> {
+  /** An instance coming online: its jobs' instance nodes, a recorder, and its workflow coordinator started. */
+  async function join(id: string, sink?: WorkflowTransitionSink): Promise<Instance> {
     const client = await zk.connect('ns');
     clients.push(client);
     for (const job of Object.keys(DIAMOND.steps))
@@ -235,10 +221,9 @@ describe('WorkflowCoordinator on the in-memory registry', () => {
       new Map(Object.keys(DIAMOND.steps).map((s) => [s, DIAMOND.name])),
       id,
     );
-    const coordinator = new WorkflowCoordinator(client, DIAMOND, id);
+    const coordinator = new WorkflowCoordinator(client, DIAMOND, id, sink);
     coordinators.push(coordinator);
     await coordinator.start();
-    await zk.idle();
     return { id, client, recorder, coordinator };
   }
 
@@ -401,6 +386,7 @@ describe('WorkflowCoordinator on the in-memory registry', () => {
     await zk.idle();
     expect((await runOf(clients[0]!, 'r1')).steps.a!.given).toEqual([...IDS].sort());
     const late = await join('10.0.0.3@-@3');
+    await zk.idle();
     await clients[0]!.persist(a.shardingNecessary, Buffer.alloc(0));
     await work(instances);
     const owners = await Promise.all(
