@@ -1,9 +1,10 @@
 import { isConnectionTrouble } from '../errors/elastic-job.errors.js';
 import type { ReadAnswer, ReadRequest } from './registry.types.js';
-import { MULTI_BATCH_OPS } from './request-limits.js';
+import { MULTI_BATCH_BYTES, MULTI_BATCH_OPS } from './request-limits.js';
 
 interface Pending {
   reads: readonly ReadRequest[];
+  bytes: number;
   resolve: (answers: ReadAnswer[]) => void;
   reject: (error: unknown) => void;
 }
@@ -21,9 +22,10 @@ export class ReadCoalescer {
 
   submit(reads: readonly ReadRequest[]): Promise<ReadAnswer[]> {
     if (reads.length === 0) return Promise.resolve([]);
-    if (reads.length >= MULTI_BATCH_OPS / 2) return this.sendAlone(reads);
+    const bytes = bytesOf(reads);
+    if (reads.length >= MULTI_BATCH_OPS / 2 || bytes >= MULTI_BATCH_BYTES / 2) return this.sendAlone(reads);
     return new Promise<ReadAnswer[]>((resolve, reject) => {
-      this.queue.push({ reads, resolve, reject });
+      this.queue.push({ reads, bytes, resolve, reject });
       // Gathered until the tick's other work (the other caches' reads set off by the same answers) has run.
       if (this.queue.length === 1) setImmediate(() => this.flush());
     });
@@ -34,23 +36,36 @@ export class ReadCoalescer {
     this.queue = [];
     let batch: Pending[] = [];
     let ops = 0;
+    let bytes = 0;
     for (const entry of pending) {
-      if (batch.length > 0 && ops + entry.reads.length > MULTI_BATCH_OPS) {
+      if (batch.length > 0 && (ops + entry.reads.length > MULTI_BATCH_OPS || bytes + entry.bytes > MULTI_BATCH_BYTES)) {
         void this.sendBatch(batch);
         batch = [];
         ops = 0;
+        bytes = 0;
       }
       batch.push(entry);
       ops += entry.reads.length;
+      bytes += entry.bytes;
     }
     if (batch.length > 0) void this.sendBatch(batch);
   }
 
-  /** A large ask, cut into requests of at most MULTI_BATCH_OPS ops, sent together. */
+  /** A large ask, cut into requests of at most MULTI_BATCH_OPS ops and MULTI_BATCH_BYTES bytes, sent together. */
   private async sendAlone(reads: readonly ReadRequest[]): Promise<ReadAnswer[]> {
     const parts: Array<Promise<ReadAnswer[]>> = [];
-    for (let from = 0; from < reads.length; from += MULTI_BATCH_OPS)
-      parts.push(this.send(reads.slice(from, from + MULTI_BATCH_OPS)));
+    let from = 0;
+    let bytes = 0;
+    for (let at = 0; at < reads.length; at++) {
+      const size = bytesOf([reads[at]!]);
+      if (at > from && (at - from >= MULTI_BATCH_OPS || bytes + size > MULTI_BATCH_BYTES)) {
+        parts.push(this.send(reads.slice(from, at)));
+        from = at;
+        bytes = 0;
+      }
+      bytes += size;
+    }
+    parts.push(this.send(reads.slice(from)));
     return (await Promise.all(parts)).flat();
   }
 
@@ -82,4 +97,11 @@ export class ReadCoalescer {
       entry.reject(error);
     }
   }
+}
+
+/** A request's bytes for these reads: each op's header (9) and path (length-prefixed) and watch flag. */
+function bytesOf(reads: readonly ReadRequest[]): number {
+  let bytes = 0;
+  for (const read of reads) bytes += 14 + Buffer.byteLength(read.path);
+  return bytes;
 }
