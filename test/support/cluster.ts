@@ -111,6 +111,11 @@ export class ClusterInstance extends LineProcess {
     return this.events().filter((event): event is StartEvent => event.event === 'start');
   }
 
+  /** The items this instance took over from a crashed one (`failover.claimed`), with when. */
+  claims(): Array<{ item: number; at: number }> {
+    return this.events().filter((event) => event.event === 'claimed') as unknown as Array<{ item: number; at: number }>;
+  }
+
   /** The streaming dataflow job's processed batches here. */
   batches(): Array<{ item: number; at: number }> {
     return this.events().filter((event) => event.event === 'batch') as unknown as Array<{ item: number; at: number }>;
