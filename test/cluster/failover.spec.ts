@@ -70,7 +70,12 @@ describe('failover', () => {
     // speed target, measured by bench/benches/crash-failover.bench.ts (session timeout + ~200 ms on a quiet machine);
     // here only the order of events is judged: a CI run under load once took 5.9 s.
     const claimsOf0 = (): Array<{ pid: number; at: number }> =>
-      peers.flatMap((p) => p.claims().filter((c) => c.item === 0).map((c) => ({ pid: p.pid, at: c.at })));
+      peers.flatMap((p) =>
+        p
+          .claims()
+          .filter((c) => c.item === 0)
+          .map((c) => ({ pid: p.pid, at: c.at })),
+      );
     await waitForRuns(
       peers,
       () => claimsOf0().length > 0 && peers.some((p) => p.starts().some((s) => s.item === 0 && s.start > killedAt)),

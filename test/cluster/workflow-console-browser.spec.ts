@@ -137,7 +137,14 @@ describe('workflows in the console, in a browser', () => {
     // A step opens its job's panel (its items and failures): by a click, or from the keyboard.
     await dag.locator('g[data-step="audit"]').click();
     await page.locator('#detail h2', { hasText: 'audit' }).waitFor();
-    await dag.locator('g[data-step="load"]').focus();
+    // The keyboard: a focused step keeps the focus while a live update redraws the DAG under it (a new run changes
+    // every step's state), and Enter opens it. Without the focus given back, Enter fell on the page's body.
+    const load = dag.locator('g[data-step="load"]');
+    await load.focus();
+    await load.evaluate((node) => node.setAttribute('data-drawn-before', ''));
+    await operator.triggerWorkflow('nightly');
+    await expect.poll(() => dag.locator('g[data-drawn-before]').count(), { timeout: 30_000 }).toBe(0);
+    expect(await page.evaluate(() => document.activeElement?.getAttribute('data-step'))).toBe('load');
     await page.keyboard.press('Enter');
     await page.locator('#detail h2', { hasText: 'load' }).waitFor();
     // On a phone's width the page does not scroll sideways: the DAG scrolls in its own box.

@@ -112,16 +112,21 @@ export function consoleKit() {
     const element = document.getElementById(id);
     if (!element) return;
     // A live update redraws a panel while a keyboard user may be on one of its controls: give the focus back to the
-    // control with the same name, or it falls to the page's body and the next key press does nothing.
+    // control with the same key, or it falls to the page's body and the next key press does nothing. The key is
+    // `data-focus-key` where a control's name changes with its state (a DAG step's label carries the step's state),
+    // else its name.
     const focused = document.activeElement;
-    const name =
-      focused && element.contains(focused) ? focused.getAttribute('aria-label') || focused.textContent : null;
+    const key = focused && element.contains(focused) ? focusKey(focused) : null;
     element.replaceChildren(...children.filter((child): child is Node | string => !!child || child === ''));
-    if (name === null) return;
-    const again = Array.from(element.querySelectorAll<HTMLElement>('button, a, input, select')).find(
-      (control) => (control.getAttribute('aria-label') || control.textContent) === name,
-    );
+    if (key === null) return;
+    const again = Array.from(
+      element.querySelectorAll<HTMLElement | SVGElement>('button, a, input, select, [tabindex]'),
+    ).find((control) => focusKey(control) === key);
     again?.focus();
+  }
+
+  function focusKey(control: Element) {
+    return control.getAttribute('data-focus-key') || control.getAttribute('aria-label') || control.textContent;
   }
 
   // ------------------------------------------------------------------ data

@@ -76,6 +76,8 @@ export function workflowsPanel(kit: ConsoleKit): ConsolePanel {
           class: `step step-${stepState.toLowerCase().replace(' ', '-')}`,
           'data-step': step,
           'data-state': stepState,
+          // Its label changes with the state: the key a live redraw gives the keyboard focus back by.
+          'data-focus-key': `step ${workflow.name}/${step}`,
           role: 'button',
           tabindex: 0,
           'aria-label': `Open job ${step} (${detail})`,
