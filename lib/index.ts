@@ -105,6 +105,7 @@ export {
   JobNotFoundError,
   RegistryError,
   ServerNotFoundError,
+  WorkflowNotFoundError,
 } from './errors/elastic-job.errors.js';
 export { ItemCoveredError, ItemTimeoutError } from './errors/elastic-job.errors.js';
 export {

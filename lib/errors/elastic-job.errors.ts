@@ -102,6 +102,27 @@ export class ServerNotFoundError extends ElasticJobError {
   }
 }
 
+/**
+ * An operation names a workflow that no instance declaring it has started in the namespace (no
+ * `/.workflows/{name}` node: docs/guide/workflows.md), or a run of it that is not kept (`runId` set: the
+ * run never was, or it is older than the workflow's last `keepRuns`). Nothing is written for it.
+ */
+export class WorkflowNotFoundError extends ElasticJobError {
+  constructor(
+    readonly operation: string,
+    readonly workflow: string,
+    readonly runId?: string,
+  ) {
+    super(
+      runId === undefined
+        ? `${operation}: no workflow ${quoteInput(workflow)} in this namespace (no instance declaring it has ` +
+            `started): check the name; the workflows query lists the workflows there`
+        : `${operation}: no run ${quoteInput(runId)} of ${quoteInput(workflow)} is kept (a workflow keeps its ` +
+            `last keepRuns runs): check the id; the workflow's runs query lists them`,
+    );
+  }
+}
+
 /** At most this many characters of a caller's input are quoted back in a message. */
 export const QUOTED_INPUT_LIMIT = 64;
 

@@ -10,6 +10,7 @@ import {
   RegistryError,
   ServerNotFoundError,
   StoredConfigurationError,
+  WorkflowNotFoundError,
 } from './elastic-job.errors.js';
 
 /**
@@ -24,6 +25,10 @@ export const ELASTIC_JOB_ERROR_CODES = {
   INVALID_CONFIGURATION: { cliExit: 2, httpStatus: 400 },
   JOB_NOT_FOUND: { cliExit: 3, httpStatus: 404 },
   SERVER_NOT_FOUND: { cliExit: 3, httpStatus: 404 },
+  /** A workflow no instance declaring it has started in the namespace. */
+  WORKFLOW_NOT_FOUND: { cliExit: 3, httpStatus: 404 },
+  /** A run of a workflow that is not kept (never was, or older than its last `keepRuns`). */
+  WORKFLOW_RUN_NOT_FOUND: { cliExit: 3, httpStatus: 404 },
   /** The node changed under the call (a configuration updated meanwhile, a job registered by another owner). */
   CONFLICT: { cliExit: 1, httpStatus: 409 },
   /** What is stored for the job cannot be read (a config node written by hand or another tool): fix it there. */
@@ -61,6 +66,8 @@ export function errorCodeOf(error: unknown): ElasticJobErrorCode {
   if (error instanceof DependencyUnavailableError) return 'DEPENDENCY_UNAVAILABLE';
   if (error instanceof JobNotFoundError) return 'JOB_NOT_FOUND';
   if (error instanceof ServerNotFoundError) return 'SERVER_NOT_FOUND';
+  if (error instanceof WorkflowNotFoundError)
+    return error.runId === undefined ? 'WORKFLOW_NOT_FOUND' : 'WORKFLOW_RUN_NOT_FOUND';
   if (error instanceof JobConflictError) return 'CONFLICT';
   if (error instanceof RegistryError) return error.code === 'BAD_VERSION' ? 'CONFLICT' : 'REGISTRY_ERROR';
   if (error instanceof CoordinationTimeoutError) return 'REGISTRY_ERROR';

@@ -1,4 +1,4 @@
-import { InvalidOperationError, quoteInput, registryErrorCode } from '../errors/elastic-job.errors.js';
+import { InvalidOperationError, registryErrorCode, WorkflowNotFoundError } from '../errors/elastic-job.errors.js';
 import type { RegistryCenter } from '../registry/registry-center.js';
 import { checkWorkflowNode } from './operator-input.js';
 import { cancelRun, newRunId, rerunStep, type WorkflowRun } from '../workflow/workflow-run.js';
@@ -73,12 +73,7 @@ export class WorkflowOperateApi {
   ): Promise<WorkflowRun> {
     for (let race = 1; ; race++) {
       const stored = await store.readRun(runId);
-      if (!stored)
-        throw new InvalidOperationError(
-          operation,
-          'runId',
-          `no run ${quoteInput(runId)} of '${store.workflow}' is kept`,
-        );
+      if (!stored) throw new WorkflowNotFoundError(operation, store.workflow, runId);
       const { run, ops } = await change(stored);
       try {
         await store.writeRun(stored, run, ops, await store.readActive());
@@ -102,12 +97,7 @@ export class WorkflowOperateApi {
   private async store(name: string, operation: string): Promise<WorkflowStore> {
     checkWorkflowNode(name, operation, 'name');
     const store = new WorkflowStore(this.registry, name);
-    if (!(await store.readDefinition()))
-      throw new InvalidOperationError(
-        operation,
-        'name',
-        `no workflow ${quoteInput(name)} in this namespace (no instance declaring it has started): check the name`,
-      );
+    if (!(await store.readDefinition())) throw new WorkflowNotFoundError(operation, name);
     return store;
   }
 }

@@ -1119,11 +1119,13 @@ async function expectTreeUnchangedSinceWorkflows(label: string): Promise<void> {
 }
 
 function noWorkflow(verb: string, quoted: string): Expected {
-  return invalid(
-    verb,
-    'name',
-    `no workflow ${quoted} in this namespace (no instance declaring it has started): check the name`,
-  );
+  return {
+    name: 'WorkflowNotFoundError',
+    code: 'WORKFLOW_NOT_FOUND',
+    message:
+      `${verb}: no workflow ${quoted} in this namespace (no instance declaring it has started): check the name; the ` +
+      'workflows query lists the workflows there',
+  };
 }
 
 describe('the workflow verbs refuse bad input before writing anything', () => {

@@ -177,8 +177,17 @@ describe('workflows in the web console over HTTP', () => {
 
     // The operator API's refusals, with their codes.
     const unknown = await fetch(`${url}/api/workflows/weekly/runs`);
-    expect(unknown.status).toBe(400);
-    expect(await unknown.json()).toMatchObject({ code: 'INVALID_ARGUMENT', message: expect.stringMatching(/weekly/) });
+    expect(unknown.status).toBe(404);
+    expect(await unknown.json()).toMatchObject({
+      code: 'WORKFLOW_NOT_FOUND',
+      message: expect.stringMatching(/weekly/),
+    });
+    const noRun = await fetch(`${url}/api/workflows/nightly/runs/r-none/cancel`, { method: 'POST', headers });
+    expect(noRun.status).toBe(404);
+    expect(await noRun.json()).toMatchObject({
+      code: 'WORKFLOW_RUN_NOT_FOUND',
+      message: expect.stringMatching(/no run 'r-none' of 'nightly' is kept/),
+    });
     const badStep = await fetch(`${url}/api/workflows/nightly/runs/${runId}/steps/transform/rerun`, {
       method: 'POST',
       headers,

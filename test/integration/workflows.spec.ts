@@ -219,9 +219,16 @@ describe('workflows', () => {
     const namespace = uniqueNamespace('workflow-ops');
     const { apps } = await cluster(namespace);
     const operator = apps[2]!.get(ElasticJobOperator);
-    await expect(operator.triggerWorkflow('nope')).rejects.toThrow(/no workflow 'nope' in this namespace/);
+    await expect(operator.triggerWorkflow('nope')).rejects.toMatchObject({
+      name: 'WorkflowNotFoundError',
+      message: expect.stringMatching(/no workflow 'nope' in this namespace/),
+    });
     await expect(operator.triggerWorkflow('a/b')).rejects.toThrow(/triggerWorkflow: invalid 'name'/);
-    await expect(operator.cancelWorkflowRun('nightly', 'missing')).rejects.toThrow(/no run 'missing'/);
+    await expect(operator.cancelWorkflowRun('nightly', 'missing')).rejects.toMatchObject({
+      name: 'WorkflowNotFoundError',
+      runId: 'missing',
+      message: expect.stringMatching(/no run 'missing' of 'nightly' is kept/),
+    });
     await expect(operator.rerunWorkflowStep('nightly', 'r', 'b', { items: 'some' as 'all' })).rejects.toThrow(
       /invalid 'items'/,
     );
@@ -332,6 +339,13 @@ describe('workflows', () => {
     expect(notFailed.stderr).toMatch(
       /rerunWorkflowStep: invalid 'job': run .* is COMPLETED: trigger a new run instead/,
     );
+    // What is not there exits 3, as an unknown job does.
+    const noWorkflow = await cliOn(namespace, 'workflow-runs', 'weekly');
+    expect(noWorkflow).toMatchObject({ code: 3 });
+    expect(noWorkflow.stderr).toMatch(/getWorkflowRuns: no workflow 'weekly' in this namespace/);
+    const noRun = await cliOn(namespace, 'workflow-cancel', 'nightly', 'r-none');
+    expect(noRun).toMatchObject({ code: 3 });
+    expect(noRun.stderr).toMatch(/cancelWorkflowRun: no run 'r-none' of 'nightly' is kept/);
   });
 
   it('runs on its cron: one run per instant across instances, a firing skipped while a run is under way', async () => {
