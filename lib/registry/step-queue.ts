@@ -38,6 +38,11 @@ export class StepQueue {
     return new Promise<void>((resolve, reject) => this.enqueue(step, { resolve, reject }));
   }
 
+  /** Whether steps are queued or running: idle() would wait. */
+  get busy(): boolean {
+    return this.draining;
+  }
+
   /** Resolves when every step queued so far has run. */
   idle(): Promise<void> {
     return this.draining ? this.run(noop) : Promise.resolve();

@@ -114,6 +114,8 @@ export class TreeCache {
   async settled(timeoutMs = 30_000): Promise<void> {
     if (this.lifecycle === 'CLOSED') return;
     const resync = this.resync;
+    // Nothing outstanding (most calls: a job's start-up asks about ten times): no timer, no race of promises.
+    if (!resync && !this.steps.busy) return;
     const done = (resync ? resync.catch(() => undefined) : Promise.resolve()).then(() => this.steps.idle());
     if (!(await settlesWithin(done, timeoutMs)))
       this.logger.warn(`reads still outstanding after ${timeoutMs} ms; going on with what the cache has`);

@@ -18,6 +18,24 @@ type SixFields = [string, string, string, string, string, string];
 /** Thrown with a message saying what cannot be translated and what to write instead. */
 export class CronDialectError extends Error {}
 
+/**
+ * Translations already made, each way (pure functions of the text): a job's config node is written and read back at
+ * every start, its cron translated each time, and most jobs of an app share a few crons (issue 43: a start of 1000
+ * jobs translated 4000 times). Only successful translations are kept; bounded: cleared when full.
+ */
+const toQuartz = new Map<string, string>();
+const fromQuartz = new Map<string, string>();
+
+function memo(cache: Map<string, string>, text: string, translate: (text: string) => string): string {
+  let translated = cache.get(text);
+  if (translated === undefined) {
+    translated = translate(text);
+    if (cache.size >= 1024) cache.clear();
+    cache.set(text, translated);
+  }
+  return translated;
+}
+
 type Numbering = 'cron-parser' | 'quartz';
 
 /** Day index 0 (Sunday) .. 6 of a day-of-week value in the given numbering, or of a name. */
@@ -96,6 +114,10 @@ function expandDays(token: string, numbering: Numbering, cron: string): number[]
  * Throws CronDialectError for what Quartz cannot express the same way.
  */
 export function toQuartzCron(cron: string): string {
+  return memo(toQuartz, cron, translateToQuartz);
+}
+
+function translateToQuartz(cron: string): string {
   const fields = cron.trim().split(/\s+/);
   if (fields.length === 5) fields.unshift('0');
   // cron-parser's 'H' picks a random value per parse (instances would disagree), and Quartz has none.
@@ -124,6 +146,10 @@ export function toQuartzCron(cron: string): string {
  * library (an earlier version, or by hand) and is taken as it is.
  */
 export function fromQuartzCron(stored: string): string {
+  return memo(fromQuartz, stored, translateFromQuartz);
+}
+
+function translateFromQuartz(stored: string): string {
   const fields = stored.trim().split(/\s+/);
   if (!fields.includes('?')) return stored.trim();
   if (fields.length === 7) {

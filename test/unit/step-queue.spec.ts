@@ -64,7 +64,12 @@ describe('StepQueue', () => {
     held.open();
     await idle;
     expect(count).toBe(5000);
-    // Nothing queued: resolves at once.
+    // Nothing queued: resolves at once, and says it is not busy.
+    expect(queue.busy).toBe(false);
     await queue.idle();
+    queue.push(() => undefined);
+    expect(queue.busy).toBe(true);
+    await queue.idle();
+    expect(queue.busy).toBe(false);
   });
 });

@@ -1,5 +1,5 @@
 import { Logger } from '@nestjs/common';
-import { afterEach, beforeAll, describe, expect, it } from 'vitest';
+import { afterEach, beforeAll, describe, expect, it, vi } from 'vitest';
 import { JobNodePath } from '../../lib/job/paths.js';
 import { TreeCache, type TreeEvent } from '../../lib/registry/tree-cache.js';
 import { FakeRegistryCenter, FakeZookeeper } from '../support/fake-registry.js';
@@ -253,5 +253,20 @@ describe('TreeCache on the fake registry', () => {
     await caughtUp();
     expect(cache.get('/job/raced')).toBe('peer');
     expect(client.stats.reads).toBe(reads + 1);
+  });
+
+  it('settled() with nothing outstanding answers without arming a timer', async () => {
+    // A job's start-up asks about ten times, mostly with nothing outstanding (issue 43): no 30 s timer each time.
+    const { writer, cache, caughtUp } = await setUp();
+    await writer.create('/job/a', text('A'));
+    await caughtUp();
+    const timers = vi.spyOn(globalThis, 'setTimeout');
+    try {
+      await cache.settled();
+      expect(timers).not.toHaveBeenCalled();
+    } finally {
+      timers.mockRestore();
+    }
+    expect(cache.get('/job/a')).toBe('A');
   });
 });

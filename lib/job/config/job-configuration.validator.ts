@@ -89,6 +89,37 @@ export function resolveJobClass(options: ShardedJobOptions, defaultIdentity: str
   return jobClass;
 }
 
+/**
+ * Crons already kept, by time zone and cron as written: every job of an app resolves its cron twice at start-up (the
+ * decorator, then the config node read back), most jobs share a few crons, and the checks and Quartz round trip below
+ * were about 0.1 ms a resolution (issue 43). Only accepted crons are kept; bounded: cleared when full.
+ */
+const keptCrons = new Map<string, string>();
+
+/** The cron a job runs and stores, checked; throws a JobConfigurationError naming `cron`. */
+function keptCron(jobName: string, written: unknown, timeZone: string | undefined): string {
+  const key = typeof written === 'string' ? `${timeZone ?? ''}\u0000${written}` : undefined;
+  const known = key === undefined ? undefined : keptCrons.get(key);
+  if (known !== undefined) return known;
+  const cronError = validateCron(expandCronPreset(written), timeZone);
+  if (cronError) fail(jobName, 'cron', `${cronError} (a job run only when triggered takes oneOff: true instead)`);
+  // The config node stores it in Quartz's dialect for Java instances (quartz-cron.ts): it must be expressible
+  // there, and the form kept is the one that reads back the same.
+  let cron: string;
+  try {
+    cron = fromQuartzCron(toQuartzCron(normalizeCron(written as string)));
+  } catch (error) {
+    if (!(error instanceof CronDialectError)) throw error;
+    fail(jobName, 'cron', withFireTimes(error.message, written as string, timeZone));
+  }
+  // The kept form is what the trigger runs: it must parse too (names and renumbered L/# always do; checked).
+  const keptError = validateCron(cron, timeZone);
+  if (keptError) fail(jobName, 'cron', `'${String(written)}' read back as ${keptError}`);
+  if (keptCrons.size >= 1024) keptCrons.clear();
+  keptCrons.set(key!, cron);
+  return cron;
+}
+
 export function resolveJobConfiguration(
   options: ShardedJobOptions,
   /** Type names a string may name; default the built-ins (a config node may also name the job's custom ones). */
@@ -119,19 +150,7 @@ export function resolveJobConfiguration(
       fail(jobName, 'cron', 'a one-off job has no cron: it runs when triggered (remove cron, or oneOff)');
     cron = '';
   } else {
-    const cronError = validateCron(expandCronPreset(options.cron), options.timeZone);
-    if (cronError) fail(jobName, 'cron', `${cronError} (a job run only when triggered takes oneOff: true instead)`);
-    // The config node stores it in Quartz's dialect for Java instances (quartz-cron.ts): it must be expressible
-    // there, and the form kept is the one that reads back the same.
-    try {
-      cron = fromQuartzCron(toQuartzCron(normalizeCron(options.cron as string)));
-    } catch (error) {
-      if (!(error instanceof CronDialectError)) throw error;
-      fail(jobName, 'cron', withFireTimes(error.message, options.cron as string, options.timeZone));
-    }
-    // The kept form is what the trigger runs: it must parse too (names and renumbered L/# always do; checked).
-    const keptError = validateCron(cron, options.timeZone);
-    if (keptError) fail(jobName, 'cron', `'${options.cron}' read back as ${keptError}`);
+    cron = keptCron(jobName, options.cron, options.timeZone);
   }
 
   const total = options.shardingTotalCount;
