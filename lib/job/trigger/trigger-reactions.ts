@@ -54,16 +54,20 @@ export class TriggerReactions implements ClusterChangeHandler {
   private retryWhenReconnected(path: string): void {
     this.stopWaiting();
     const token = Symbol(path);
-    const unsubscribe = this.ctx.connection.onStateChange((change) => {
-      if (change.state !== 'RECONNECTED' || this.waiting?.token !== token) return;
+    const retry = (): void => {
       unsubscribe();
       void this.ctx.storage.cached.settled().then(() => {
         if (this.waiting?.token !== token) return; // an ADDED took over meanwhile
         this.waiting = undefined;
         if (this.ctx.storage.cached.has(path)) this.consume(path);
       });
+    };
+    const unsubscribe = this.ctx.connection.onStateChange((change) => {
+      if (change.state === 'RECONNECTED' && this.waiting?.token === token) retry();
     });
     this.waiting = { token, unsubscribe };
+    // Connected already (a request timed out on a live connection, or the reconnection came first): no event to come.
+    if (this.ctx.connection.isConnected()) retry();
   }
 
   private stopWaiting(): void {
