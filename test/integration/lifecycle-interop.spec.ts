@@ -2,6 +2,7 @@ import { Injectable } from '@nestjs/common';
 import type { TestingModule } from '@nestjs/testing';
 import { afterEach, describe, expect, it } from 'vitest';
 import { ElasticJobOperator, ElasticJobRegistry, ShardedJob, type ShardingContext } from '../../lib/index.js';
+import type { ZookeeperRegistryCenter } from '../../lib/registry/zookeeper-registry-center.js';
 import { appOptions, bootApp } from '../support/app.js';
 import { javaPeer } from '../support/java.js';
 import { LineProcess } from '../support/line-process.js';
@@ -40,6 +41,28 @@ class InteropJobs {
 
 const IPS = ['10.6.0.1', '10.6.0.2'];
 
+/**
+ * Waits until every app's instance of `job` is online in ZooKeeper, where the Java trigger lists them
+ * (InstanceService.triggerAllInstances writes `trigger/{id}` for the `instances/` children of that moment). A loaded
+ * host can stall this process past the session timeout (seen: 10 s): both sessions expire, the instance nodes go
+ * with them, and a trigger sent before the apps have re-registered on their new sessions reaches nobody, as Java
+ * ElasticJob's would.
+ */
+async function everyInstanceOnline(zk: ZookeeperRegistryCenter, job: string): Promise<void> {
+  const ids = JSON.stringify(IPS.map((ip) => `${ip}@-@${process.pid}`).sort());
+  await eventually(
+    // The observer's own session may be reconnecting after the same stall: ask again.
+    () =>
+      zk.getChildren(`/${job}/instances`).then(
+        (online) => (online ?? []).sort(),
+        () => [],
+      ),
+    (online) => JSON.stringify(online) === ids,
+    20_000,
+    `every app's instance of ${job} online`,
+  );
+}
+
 /** Sends one command to the Java peer and returns its "OK ..." detail. */
 async function java(peer: LineProcess, command: string): Promise<string> {
   const from = peer.lines.length;
@@ -72,6 +95,8 @@ describe("ElasticJob's lifecycle writes from Java (Curator) on a cluster of ours
     );
 
     // Trigger: every instance runs its items of the never-firing job once.
+    const zk = await observer(namespace);
+    await everyInstanceOnline(zk, 'manual');
     expect((await java(peer, 'trigger manual')).split(',').sort()).toEqual(IPS.map((ip) => `${ip}@-@${process.pid}`));
     await eventually(
       () => runs.filter((run) => run.job === 'manual').map((run) => run.item),
@@ -134,16 +159,17 @@ describe("ElasticJob's lifecycle writes from Java (Curator) on a cluster of ours
       10_000,
       'the other app to stop the removed job',
     );
+    await everyInstanceOnline(zk, 'manual');
     const triggered = await java(peer, 'trigger manual'); // the cluster lives on
+    expect(triggered.split(',').sort()).toEqual(IPS.map((ip) => `${ip}@-@${process.pid}`));
     await eventually(
       () => runs.filter((run) => run.job === 'manual').length,
       (count) => count === 4,
       15_000,
       'the other job triggered again',
     ).catch(async (error: unknown) => {
-      // Seen once in a fresh-clone CI run (neither app ran it), not reproduced: what was written, and what is left.
-      const peek = await observer(namespace);
-      const left = (await peek.getChildren('/manual/trigger')) ?? [];
+      // What was written, and what is left, if the trigger reached both apps and still did not run.
+      const left = (await zk.getChildren('/manual/trigger')) ?? [];
       const sharding = await operator.getShardingInfo('manual');
       throw new Error(
         `${String(error)}; the peer triggered [${triggered}], trigger nodes left [${left.join(', ')}], ` +
@@ -153,7 +179,6 @@ describe("ElasticJob's lifecycle writes from Java (Curator) on a cluster of ours
     });
     expect((await operator.getAllJobsBriefInfo()).map((job) => job.jobName)).toEqual(['manual']);
     // Curator deletes children one by one (maybe `instances` before `config`): nothing of the job was put back.
-    const zk = await observer(namespace);
     expect(await zk.exists('/mixed')).toBeUndefined();
   });
 

@@ -48,9 +48,14 @@ public class ElasticJobLifecyclePeer {
         String job = "/" + words[1];
         switch (words[0]) {
             case "trigger": {
-                // InstanceService.triggerAllInstances: trigger/{id} for every instances/ child.
+                // InstanceService.triggerAllInstances (kernel/.../internal/instance/InstanceService.java): trigger/
+                // removed, then trigger/{id} created for every instances/ child (JobNodeStorage.createJobNodeIfNeeded:
+                // persist while the job's root exists). So each is a new node, never a setData on one left over.
+                remove(job + "/trigger");
                 List<String> instances = client.getChildren().forPath(job + "/instances");
-                for (String id : instances) persist(job + "/trigger/" + id, "");
+                for (String id : instances) {
+                    if (client.checkExists().forPath(job) != null) persist(job + "/trigger/" + id, "");
+                }
                 return String.join(",", instances);
             }
             case "disable":

@@ -2,12 +2,13 @@
  * A loopback TCP proxy for fault tests: put it between a client and ZooKeeper, then
  * - cut(): destroy every piped connection and refuse new ones (a clean disconnect),
  * - freeze(): keep the sockets open but stop forwarding (a silent partition),
+ * - deafen(): forward the server's bytes, drop the client's (requests sent meanwhile are never answered),
  * - restore(): accept and forward again.
  * Loopback only, by construction.
  */
 import { createConnection, createServer, type Server, type Socket } from 'node:net';
 
-type Mode = 'forwarding' | 'cut' | 'frozen';
+type Mode = 'forwarding' | 'cut' | 'frozen' | 'deaf';
 
 export class TcpProxy {
   private server: Server | undefined;
@@ -52,7 +53,7 @@ export class TcpProxy {
       if (this.mode === 'forwarding') upstream.write(chunk);
     });
     upstream.on('data', (chunk) => {
-      if (this.mode === 'forwarding') client.write(chunk);
+      if (this.mode === 'forwarding' || this.mode === 'deaf') client.write(chunk);
     });
     client.on('close', close);
     upstream.on('close', close);
@@ -75,8 +76,13 @@ export class TcpProxy {
     this.mode = 'frozen';
   }
 
+  /** One way: the client still hears the server (its watch notifications), the server no longer hears the client. */
+  deafen(): void {
+    this.mode = 'deaf';
+  }
+
   restore(): void {
-    if (this.mode === 'frozen') {
+    if (this.mode === 'frozen' || this.mode === 'deaf') {
       // Bytes were dropped mid-stream: the framing is broken, so start those connections over.
       for (const [a, b] of this.pairs) {
         a.destroy();
