@@ -2,6 +2,7 @@ import { Logger } from '@nestjs/common';
 import type { Socket } from 'node:net';
 import { describeError, RegistryError } from '../errors/elastic-job.errors.js';
 import type { ConnectionStateChange } from './registry.types.js';
+import { SilenceMeter } from './silence-meter.js';
 import { type NodeAcl, type RawNotification, ZookeeperClientAdapter } from './zookeeper-client.adapter.js';
 import type { ZookeeperSettings } from './zookeeper-settings.js';
 
@@ -31,8 +32,8 @@ export interface SessionHooks {
  * - a liveness watchdog over both directions of the socket: nothing *sent* for a third of the session timeout
  *   sends a ping (the client pings only when the socket is idle both ways, so an instance that only hears its
  *   peers' events would never ping, and the server would expire its session); nothing *received* for 2/3 of
- *   it is a silent partition, so the socket is dropped and the state goes SUSPENDED (the client itself would
- *   stay connected forever);
+ *   it, net of the time this process itself did not run (silence-meter.ts), is a silent partition, so the socket
+ *   is dropped and the state goes SUSPENDED (the client itself would stay connected forever);
  * - a fresh client after LOST (a new generation), then the registered "on new session" callbacks;
  * - every pending request fails on LOST and on close (the client never calls back requests queued before expiry).
  */
@@ -50,8 +51,8 @@ export class ZookeeperSession {
   /** When the socket last took bytes from the client, and how many it had taken then (see checkLiveness). */
   private lastSentAt = 0;
   private lastBytesWritten = -1;
-  /** When the watchdog last ran: a check that comes late says this process itself did not run meanwhile. */
-  private lastCheckAt = 0;
+  /** The server's silence net of our own stalls (a check that comes late says this process did not run). */
+  private readonly silence = new SilenceMeter();
   private readonly pending = new Set<(error: RegistryError) => void>();
   private readonly stateListeners = new Set<(change: ConnectionStateChange) => void>();
   private readonly newSessionCallbacks = new Set<() => Promise<void> | void>();
@@ -189,7 +190,8 @@ export class ZookeeperSession {
     this.lossTimer = undefined;
     const firstOfGeneration = this.state === 'CONNECTING';
     this.state = 'CONNECTED';
-    this.lastReceivedAt = this.lastSentAt = this.lastCheckAt = Date.now();
+    this.lastReceivedAt = this.lastSentAt = Date.now();
+    this.silence.reset(this.lastReceivedAt);
     try {
       this.attachLivenessProbe(client.socket());
     } catch (error) {
@@ -320,16 +322,11 @@ export class ZookeeperSession {
    * Both directions of the socket. Sending: the server expires a session that sent nothing for a session
    * timeout, whatever it received, so when nothing was sent for a third of it we ping, as ZooKeeper's Java
    * client does (it pings on idle *sends*; node-zookeeper-client only on an idle socket). Receiving: nothing for
-   * 2/3 of it (pings are answered) is a silent partition.
+   * 2/3 of it (pings are answered), our own stalls not counted, is a silent partition.
    */
   private checkLiveness(): void {
     if (this.state !== 'CONNECTED' || !this.client) return;
     const now = Date.now();
-    // Our own loop (a long synchronous stretch) or the host (too busy to schedule us) stalled: the timers phase runs
-    // before the poll phase, so what the server sent meanwhile is still unread in the socket, and silence measured
-    // now is ours, not the server's. Judge it at the next check, once the socket was read (and our ping answered).
-    const stalled = now - this.lastCheckAt > 2 * this.watchdogPeriodMs;
-    this.lastCheckAt = now;
     const timeout = this.client.sessionTimeoutMs();
     let socket: Socket;
     try {
@@ -345,16 +342,19 @@ export class ZookeeperSession {
       this.client.ping();
       this.lastSentAt = now;
     }
+    // Our own loop (a long synchronous stretch) or the host (too busy to schedule us) stalled: nothing was read or
+    // sent meanwhile, so that part of the silence is ours, not the server's (silence-meter.ts).
+    const verdict = this.silence.check(now, this.lastReceivedAt, timeout, this.watchdogPeriodMs);
+    if (verdict === 'heard') return;
     const silentFor = now - this.lastReceivedAt;
-    const limit = Math.floor((timeout * 2) / 3);
-    if (silentFor <= limit) return;
-    if (stalled) {
+    if (verdict === 'stalled') {
       this.logger.debug(
-        `session 0x${this.sessionIdHex ?? '?'}: this process did not run for ${silentFor} ms: judging ZooKeeper's ` +
-          'silence at the next check',
+        `session 0x${this.sessionIdHex ?? '?'}: this process did not run for ${this.silence.ownSilenceMs} of the ` +
+          `${silentFor} ms without an answer: ZooKeeper's silence is judged on the rest`,
       );
       return;
     }
+    const limit = Math.floor((timeout * 2) / 3);
     this.logger.warn(
       `session 0x${this.sessionIdHex ?? '?'}: nothing received from ZooKeeper for ${silentFor} ms ` +
         `(limit ${limit} ms): dropping the connection`,

@@ -1,8 +1,9 @@
 import { Logger } from '@nestjs/common';
 import { afterEach, describe, expect, it, vi } from 'vitest';
 import type { ConnectionStateChange } from '../../lib/registry/registry.types.js';
+import { SilenceMeter } from '../../lib/registry/silence-meter.js';
 import { releaseAll } from '../support/resources.js';
-import { startRegistry } from '../support/zk.js';
+import { eventually, startRegistry } from '../support/zk.js';
 
 /**
  * A process that does not run for a while (a long synchronous stretch, a host too busy to schedule it) has not
@@ -57,4 +58,62 @@ describe('a stall of our own event loop', () => {
       await registry.close();
     }
   });
+
+  it('a stall, then another while the ping sent after the first is answered: the connection stays', async () => {
+    // request-limits.spec.ts under load: the check right after a stall excused it and pinged, and the next check,
+    // on time, judged the whole silence since the last answer while that ping's answer was unread or on its way.
+    const registry = await startRegistry({ sessionTimeoutMilliseconds: 6000 });
+    const warnings = vi.spyOn(Logger.prototype, 'warn');
+    const checks = vi.spyOn(SilenceMeter.prototype, 'check');
+    const states: ConnectionStateChange['state'][] = [];
+    const unsubscribe = registry.onStateChange((change) => states.push(change.state));
+    try {
+      const timeout = registry.sessionTimeoutMs;
+      const period = Math.floor(timeout / 6); // the watchdog's (zookeeper-session.ts)
+      const session = registry.getSessionId()!;
+      const ours = (calls: unknown[][]): string[] =>
+        calls.map((call) => String(call[0])).filter((log) => log.includes(`0x${session}`));
+      await registry.exists('/');
+      // First stall: past half the timeout, so that the watchdog's check after it is late and a ping goes out
+      // (nothing was sent for over a third of the timeout).
+      busy(Math.floor(timeout / 2) + Math.floor(period / 2));
+      // The overdue check runs in the next timers phase, before this timer (its expiry is earlier); this timer then
+      // starts the second stall from the check phase, after the poll phase that ran right after that check: the
+      // ping's answer, not back yet then, stays unread until after the check that follows.
+      await new Promise<void>((resolve) =>
+        setTimeout(() =>
+          setImmediate(() => {
+            // Second stall: past the next check's time but under twice its period (that check is not late enough to
+            // be excused as a stall of its own), the two together past the watchdog's limit of 2/3 of the timeout.
+            busy(period + Math.floor(period / 2));
+            resolve();
+          }),
+        ),
+      );
+      // The check after the second stall has judged (or, before the silence meter, dropped the connection).
+      const stallEnded = Date.now();
+      await eventually(
+        () => checks.mock.calls.some(([now]) => now >= stallEnded) || ours(warnings.mock.calls).length > 0,
+        (judged) => judged,
+        30_000,
+        'a watchdog check after the second stall',
+      );
+      await registry.exists('/');
+      expect(ours(warnings.mock.calls).filter((log) => /nothing received|disconnected|lost/.test(log))).toEqual([]);
+      expect(states).toEqual([]);
+      expect(registry.isConnected()).toBe(true);
+      expect(registry.getSessionId()).toBe(session);
+    } finally {
+      unsubscribe();
+      await registry.close();
+    }
+  });
 });
+
+/** Our own event loop stalled: nothing else runs in this process for `ms`. */
+function busy(ms: number): void {
+  const until = Date.now() + ms;
+  while (Date.now() < until) {
+    // busy
+  }
+}
