@@ -60,10 +60,10 @@ export class WorkflowOrphans {
     // under way gives the item to a live instance, which runs it) makes the write fail and the look start again.
     const checks: TransactionOp[] = [];
     for (const item of items) {
-      if ((reach.handedOver?.[String(item)] ?? []).some((id) => view.live.has(id))) continue; // one runs it (or has)
       if ([...view.reruns.values()].some((rerun) => rerun.items.includes(String(item)))) continue;
       const node = await this.registry.getData(view.job.shardingInstance(item));
       const owner = node?.data.toString('utf8');
+      if (handedToOwner(view, owner, reach.handedOver?.[String(item)])) continue; // one runs it (or has)
       const target = targetOf(view, owner, reach.given);
       if (target === undefined || (await this.runningOrTakenOver(view, item))) continue;
       handedTo[String(item)] = target === 'owner' ? [owner!] : view.online;
@@ -115,6 +115,17 @@ export class WorkflowOrphans {
       return false;
     }
   }
+}
+
+/**
+ * Whether an earlier hand-over of the item still stands: a live target runs it if it owns it, and a firing (the
+ * targets' reruns reshard first when flagged) deals the item to one of them. Not when a resharding since gave it to a
+ * live instance that was not among them (one back on a new session, or a late joiner): the targets each ran only
+ * what they owned, so nobody runs it (a CI run saw a step stall this way).
+ */
+function handedToOwner(view: JobView, owner: string | undefined, handed: readonly string[] | undefined): boolean {
+  if (!handed?.some((id) => view.live.has(id))) return false;
+  return owner === undefined || !view.live.has(owner) || handed.includes(owner);
 }
 
 /** Whether an item whose owner is this (undefined: none yet) is an orphan, and who it goes to. */

@@ -402,6 +402,33 @@ describe('WorkflowCoordinator on the in-memory registry', () => {
     expect(itemRuns.size).toBe(4 * TOTAL);
   });
 
+  it('hands an item over again when a resharding gives it to an instance the first hand-over did not reach', async () => {
+    // A CI run saw d stall. An instance left before running its item 2, and the look handed the item to the live
+    // instance (a rerun). Then another instance came online, and the rerun's firing resharded over both and dealt item 2
+    // to the newcomer: the rerun's target ran only what it owned, the newcomer held no trigger and no rerun, and the
+    // look skipped the item as handed over already.
+    const instances = await setUp();
+    const a = new JobNodePath('a');
+    const [first, second] = instances as [Instance, Instance];
+    await new WorkflowStore(clients[0]!, DIAMOND.name).createRun(DIAMOND, 'r1', 'manual', NOW);
+    await zk.idle();
+    await work([first]); // items 0 and 1 of a; the second never fires
+    await leave(second, 'close');
+    expect((await runOf(clients[0]!, 'r1')).steps.a!.handedOver).toEqual({ 2: [first.id] });
+    // Sorted before the first, the newcomer is dealt items 0 and 2 by the next resharding.
+    const newcomer = await join('10.0.0.0@-@0');
+    await zk.idle();
+    await work([first]);
+    expect((await clients[0]!.getData(a.shardingInstance(2)))?.data.toString()).toBe(newcomer.id);
+    expect(itemRuns.get('a:2')).toBeUndefined();
+    await work([first, newcomer]);
+    const run = await runOf(clients[0]!, 'r1');
+    expect(run.steps.a!.handedOver).toEqual({ 2: [newcomer.id] });
+    expect(run.state).toBe('COMPLETED');
+    expect([...itemRuns.entries()].filter(([, n]) => n !== 1)).toEqual([]);
+    expect(itemRuns.size).toBe(4 * TOTAL);
+  });
+
   it('writes no hand-over made stale by a resharding between its read and its write', async () => {
     // An instance the start reached has left before running item 2; the look reads the item's owner (gone), then a
     // firing under way reshards and gives it to the live instance, which runs it: the hand-over must not land too.
