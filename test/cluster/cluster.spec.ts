@@ -23,15 +23,30 @@ function startCluster(namespace: string, count: number): ClusterInstance[] {
 }
 
 /**
- * Every cron firing in the buckets (by its instant: a firing that starts a second late is still its own) started each
- * of the 6 items exactly once, from `pids` only; and every run had its item's parameter.
+ * Every cron firing in the buckets (by its instant: a firing that starts a second late is still its own) started no
+ * item twice, from `pids` only; each instance that fired an instant started every item it owns (its items in the
+ * firings that started all six); at least two firings started all six; and every run had its item's parameter.
+ * An instance may miss an instant on a loaded host, the others still running theirs: blocked across an instant, it
+ * fires that one late and skips the next (ElasticJob's DoNothing misfire policy: lib/schedule/cron-trigger.ts), and
+ * a firing that finds its previous one still running is skipped and flagged as misfired (a full run saw a firing with
+ * one instance's two items only).
  */
 function expectEachItemOncePerFiring(buckets: Map<number, FiredEvent[]>, pids: number[], runs: RunEvent[]): void {
-  expect(buckets.size).toBeGreaterThanOrEqual(3);
+  const complete = [...buckets.values()].filter((fired) => new Set(fired.map((f) => f.item)).size === 6);
+  expect(complete.length, 'firings that started all six items').toBeGreaterThanOrEqual(2);
+  const owned = new Map<number, Set<number>>();
+  for (const fired of complete) for (const f of fired) owned.set(f.pid, (owned.get(f.pid) ?? new Set()).add(f.item));
+  const sorted = (items: Iterable<number>): number[] => [...items].sort((a, b) => a - b);
   for (const [second, fired] of buckets) {
-    const items = fired.map((f) => f.item).sort((a, b) => a - b);
-    expect(items, `firing ${second}: ${JSON.stringify(fired.map((f) => [f.pid, f.item]))}`).toEqual([0, 1, 2, 3, 4, 5]);
-    for (const f of fired) expect(pids).toContain(f.pid);
+    const label = `firing ${second}: ${JSON.stringify(fired.map((f) => [f.pid, f.item]))}`;
+    const items = sorted(fired.map((f) => f.item));
+    expect(new Set(items).size, label).toBe(items.length);
+    for (const pid of new Set(fired.map((f) => f.pid))) {
+      expect(pids, label).toContain(pid);
+      expect(sorted(fired.filter((f) => f.pid === pid).map((f) => f.item)), label).toEqual(
+        sorted(owned.get(pid) ?? []),
+      );
+    }
   }
   for (const run of runs) expect(run.param).toBe(LETTERS[run.item]);
 }
@@ -42,7 +57,7 @@ function runsIn(of: ClusterInstance[], from: number, to: number): RunEvent[] {
 }
 
 describe('a cluster of real processes', () => {
-  it('3 instances share a 6-item every-second job: every item exactly once per firing, right parameter', async () => {
+  it('3 instances share a 6-item every-second job: every item once per firing, never twice, right parameter', async () => {
     const namespace = uniqueNamespace('cluster');
     const cluster = startCluster(namespace, 3);
     await Promise.all(cluster.map((i) => i.waitForLine(/^READY$/, 60_000)));
