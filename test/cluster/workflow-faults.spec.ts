@@ -107,10 +107,24 @@ async function runEnded(operator: ElasticJobOperator, runId: string): Promise<Wo
     ))!;
   } catch (error) {
     // What each process said last: a run that never ends is a defect to find from its own lines.
-    for (const instance of processes)
-      process.stderr.write(`--- process ${instance.child.pid}, last lines:\n${instance.lines.slice(-60).join('\n')}\n`);
+    printProcesses();
     throw error;
   }
+}
+
+/** What each process said last: a run that never ends, or a step run twice, is a defect to find from its own lines. */
+function printProcesses(): void {
+  for (const instance of processes)
+    process.stderr.write(`--- process ${instance.child.pid}, last lines:\n${instance.lines.slice(-60).join('\n')}\n`);
+}
+
+/** Each of these steps' items ended exactly once, from the items' own records; else the processes' lines first. */
+function expectEachItemEndedOnce(cluster: LineProcess[], steps: readonly string[], run: WorkflowRun): void {
+  if (steps.some((step) => ends(cluster, step).some((n) => n !== 1))) {
+    process.stderr.write(`--- the stored run: ${JSON.stringify(run)}\n`);
+    printProcesses();
+  }
+  for (const step of steps) expect(ends(cluster, step), step).toEqual([1, 1, 1]);
 }
 
 /**
@@ -166,7 +180,7 @@ describe('a workflow on three processes', () => {
       for (const step of STEPS) expect(run.steps[step], step).toMatchObject({ state: 'COMPLETED', attempts: 1 });
       // From the items' own records: every item of every step ran to its end exactly once (c's items on the killed
       // process never ended there: failover ran them on a survivor).
-      for (const step of STEPS) expect(ends(cluster, step), step).toEqual([1, 1, 1]);
+      expectEachItemEndedOnce(cluster, STEPS, run);
       // d started only after c's last item ended (one machine, one clock).
       const all = events(cluster);
       const lastC = Math.max(...all.filter((e) => e.job === 'c' && e.event === 'run').map((e) => e.end!));
@@ -203,7 +217,7 @@ describe('a workflow on three processes', () => {
       for (const step of STEPS) expect(run.steps[step], step).toMatchObject({ state: 'COMPLETED', attempts: 1 });
       // Every step started once: each item ran to its end once, but c's items on the expired process, which may also
       // have been taken over by failover while they finished there (the item's own at-least-once, not the step's).
-      for (const step of ['a', 'b', 'd']) expect(ends(cluster, step), step).toEqual([1, 1, 1]);
+      expectEachItemEndedOnce(cluster, ['a', 'b', 'd'], run);
       const c = ends(cluster, 'c').map((count, item) => (victimItems.has(item) ? count >= 1 : count === 1));
       expect(
         c,
@@ -235,7 +249,7 @@ describe('a workflow on three processes', () => {
       expect(done.state).toBe('COMPLETED');
       expect(done.steps.b!.attempts).toBe(2);
       // From the items' own records: b's item 1 failed once and then ran to its end; every other item once.
-      for (const step of STEPS) expect(ends(cluster, step), step).toEqual([1, 1, 1]);
+      expectEachItemEndedOnce(cluster, STEPS, done);
       const starts = (job: string) => events(cluster).filter((event) => event.job === job && event.event === 'start');
       expect(
         starts('b')
