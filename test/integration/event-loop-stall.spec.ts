@@ -31,17 +31,13 @@ describe('a stall of our own event loop', () => {
       // Ours only: a worker runs test files one after another in one process, and a stall starves every session in
       // it; another one's lines (a CI run once saw a 4 s session of another file lost here) say nothing of ours.
       const session = registry.getSessionId()!;
-      const ours = (calls: unknown[][]): string[] =>
-        calls.map((call) => String(call[0])).filter((log) => log.includes(`0x${session}`));
+      const ours = (calls: unknown[][]): string[] => linesOfSession(calls, session);
       // Answered just now: the server heard us, and expires the session only a whole timeout after this.
       await registry.exists('/');
       // Past the watchdog's limit of 2/3 of the timeout counted from this answer, with 1/6 of it to spare before
       // the server's own limit.
       const stallMs = Math.floor((timeout * 2) / 3) + Math.floor(timeout / 12);
-      const until = Date.now() + stallMs;
-      while (Date.now() < until) {
-        // busy: nothing else runs in this process
-      }
+      busy(stallMs);
       // The first checks after the stall have run once a request made after it is answered and a watchdog
       // period (timeout / 6) has passed twice.
       await registry.exists('/');
@@ -71,8 +67,7 @@ describe('a stall of our own event loop', () => {
       const timeout = registry.sessionTimeoutMs;
       const period = Math.floor(timeout / 6); // the watchdog's (zookeeper-session.ts)
       const session = registry.getSessionId()!;
-      const ours = (calls: unknown[][]): string[] =>
-        calls.map((call) => String(call[0])).filter((log) => log.includes(`0x${session}`));
+      const ours = (calls: unknown[][]): string[] => linesOfSession(calls, session);
       await registry.exists('/');
       // First stall: past half the timeout, so that the watchdog's check after it is late and a ping goes out
       // (nothing was sent for over a third of the timeout).
@@ -116,4 +111,9 @@ function busy(ms: number): void {
   while (Date.now() < until) {
     // busy
   }
+}
+
+/** The logged lines (a spy's calls) about this ZooKeeper session. */
+function linesOfSession(calls: unknown[][], session: string): string[] {
+  return calls.map((call) => String(call[0])).filter((log) => log.includes(`0x${session}`));
 }
