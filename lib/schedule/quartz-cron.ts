@@ -1,3 +1,5 @@
+import { BoundedMemo } from '../util/bounded-memo.js';
+
 /**
  * The cron stored in a job's config node is read by Java ElasticJob instances with Quartz, so it is written in
  * Quartz's dialect and read with Quartz's meaning (docs/reference/elasticjob.md: the config node's `cron`). The two
@@ -23,18 +25,8 @@ export class CronDialectError extends Error {}
  * every start, its cron translated each time, and most jobs of an app share a few crons (issue 43: a start of 1000
  * jobs translated 4000 times). Only successful translations are kept; bounded: cleared when full.
  */
-const toQuartz = new Map<string, string>();
-const fromQuartz = new Map<string, string>();
-
-function memo(cache: Map<string, string>, text: string, translate: (text: string) => string): string {
-  let translated = cache.get(text);
-  if (translated === undefined) {
-    translated = translate(text);
-    if (cache.size >= 1024) cache.clear();
-    cache.set(text, translated);
-  }
-  return translated;
-}
+const toQuartz = new BoundedMemo<string>();
+const fromQuartz = new BoundedMemo<string>();
 
 type Numbering = 'cron-parser' | 'quartz';
 
@@ -114,7 +106,7 @@ function expandDays(token: string, numbering: Numbering, cron: string): number[]
  * Throws CronDialectError for what Quartz cannot express the same way.
  */
 export function toQuartzCron(cron: string): string {
-  return memo(toQuartz, cron, translateToQuartz);
+  return toQuartz.get(cron, () => translateToQuartz(cron));
 }
 
 function translateToQuartz(cron: string): string {
@@ -146,7 +138,7 @@ function translateToQuartz(cron: string): string {
  * library (an earlier version, or by hand) and is taken as it is.
  */
 export function fromQuartzCron(stored: string): string {
-  return memo(fromQuartz, stored, translateFromQuartz);
+  return fromQuartz.get(stored, () => translateFromQuartz(stored));
 }
 
 function translateFromQuartz(stored: string): string {

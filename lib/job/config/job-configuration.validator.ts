@@ -1,3 +1,4 @@
+import { BoundedMemo } from '../../util/bounded-memo.js';
 import { JobConfigurationError } from '../../errors/elastic-job.errors.js';
 import type {
   JobErrorHandler,
@@ -94,13 +95,15 @@ export function resolveJobClass(options: ShardedJobOptions, defaultIdentity: str
  * decorator, then the config node read back), most jobs share a few crons, and the checks and Quartz round trip below
  * were about 0.1 ms a resolution (issue 43). Only accepted crons are kept; bounded: cleared when full.
  */
-const keptCrons = new Map<string, string>();
+const keptCrons = new BoundedMemo<string>();
 
 /** The cron a job runs and stores, checked; throws a JobConfigurationError naming `cron`. */
 function keptCron(jobName: string, written: unknown, timeZone: string | undefined): string {
-  const key = typeof written === 'string' ? `${timeZone ?? ''}\u0000${written}` : undefined;
-  const known = key === undefined ? undefined : keptCrons.get(key);
-  if (known !== undefined) return known;
+  if (typeof written !== 'string') return checkedCron(jobName, written, timeZone);
+  return keptCrons.get(`${timeZone ?? ''}\u0000${written}`, () => checkedCron(jobName, written, timeZone));
+}
+
+function checkedCron(jobName: string, written: unknown, timeZone: string | undefined): string {
   const cronError = validateCron(expandCronPreset(written), timeZone);
   if (cronError) fail(jobName, 'cron', `${cronError} (a job run only when triggered takes oneOff: true instead)`);
   // The config node stores it in Quartz's dialect for Java instances (quartz-cron.ts): it must be expressible
@@ -115,8 +118,6 @@ function keptCron(jobName: string, written: unknown, timeZone: string | undefine
   // The kept form is what the trigger runs: it must parse too (names and renumbered L/# always do; checked).
   const keptError = validateCron(cron, timeZone);
   if (keptError) fail(jobName, 'cron', `'${String(written)}' read back as ${keptError}`);
-  if (keptCrons.size >= 1024) keptCrons.clear();
-  keptCrons.set(key!, cron);
   return cron;
 }
 
