@@ -6,16 +6,12 @@ import type { JobConfiguration } from '../job/config/job-configuration.js';
 import { awaitConnection, type RegistryCenter } from '../registry/registry-center.js';
 import { ZookeeperRegistryCenter } from '../registry/zookeeper-registry-center.js';
 import { DEFAULT_ZOOKEEPER_SETTINGS, validateZookeeperOptions } from '../registry/zookeeper-settings.js';
-import {
-  checkConfigurationChanges,
-  JobConfigurationApi,
-  type JobConfigurationChanges,
-} from './job-configuration.api.js';
-import { ClusterExecutionsApi, type ClusterExecutions } from './cluster-executions.api.js';
-import { ItemStateApi, type ExecutionLinesAnswer } from './item-state.api.js';
+import { checkConfigurationChanges, type JobConfigurationChanges } from './job-configuration.api.js';
+import type { ClusterExecutions } from './cluster-executions.api.js';
+import type { ExecutionLinesAnswer } from './item-state.api.js';
+import type { OperatedNode } from './job-operate.api.js';
+import { lifecycleApis, type Apis } from './lifecycle-apis.js';
 import type { ExecutionHistoryQuery } from '../interfaces/execution-history.interface.js';
-import { JobOperateApi, type OperatedNode } from './job-operate.api.js';
-import { JobStatisticsApi } from './job-statistics.api.js';
 import {
   checkExecutionQuery,
   checkItemNumber,
@@ -26,27 +22,9 @@ import {
   checkTarget,
 } from './operator-input.js';
 import type { JobBriefInfo, JobServerInfo, OperationTarget, ServerBriefInfo, ShardingInfo } from './lifecycle.types.js';
-import { ServerStatisticsApi } from './server-statistics.api.js';
-import { ShardingOperateApi } from './sharding-operate.api.js';
-import { ShardingStatisticsApi } from './sharding-statistics.api.js';
-import { WorkflowOperateApi } from './workflow-operate.api.js';
 import { checkRerunItems, checkRunsLimit, checkTimeout, checkWorkflowNode } from './operator-input.js';
 import type { WorkflowRun } from '../workflow/workflow-run.js';
 import type { WorkflowOptions } from '../interfaces/workflow-options.interface.js';
-
-/** ElasticJob's six lifecycle APIs over one registry center. */
-interface Apis {
-  registry: RegistryCenter;
-  jobStatistics: JobStatisticsApi;
-  serverStatistics: ServerStatisticsApi;
-  shardingStatistics: ShardingStatisticsApi;
-  jobOperate: JobOperateApi;
-  shardingOperate: ShardingOperateApi;
-  jobConfiguration: JobConfigurationApi;
-  clusterExecutions: ClusterExecutionsApi;
-  itemState: ItemStateApi;
-  workflows: WorkflowOperateApi;
-}
 
 /**
  * Operates a namespace's jobs, running or not, from any Node program or Nest app: ElasticJob's lifecycle API
@@ -395,20 +373,7 @@ export class ElasticJobOperator {
   private async api(): Promise<Apis> {
     if (this.closed) throw new RegistryError('CLOSED', undefined, 'this ElasticJobOperator was closed');
     const registry = await this.registry();
-    if (this.apis?.registry !== registry) {
-      this.apis = {
-        registry,
-        jobStatistics: new JobStatisticsApi(registry),
-        serverStatistics: new ServerStatisticsApi(registry),
-        shardingStatistics: new ShardingStatisticsApi(registry),
-        jobOperate: new JobOperateApi(registry),
-        shardingOperate: new ShardingOperateApi(registry),
-        jobConfiguration: new JobConfigurationApi(registry),
-        clusterExecutions: new ClusterExecutionsApi(registry),
-        itemState: new ItemStateApi(registry),
-        workflows: new WorkflowOperateApi(registry),
-      };
-    }
+    if (this.apis?.registry !== registry) this.apis = lifecycleApis(registry);
     await awaitConnection(registry, this.connectionTimeoutMs, 'ElasticJobOperator');
     return this.apis;
   }
