@@ -1,5 +1,6 @@
-// npm run docs:api [-- --out DIR]: the API reference from the TSDoc, into docs/api/ (not committed). TypeDoc runs
-// from this folder's own install (see package.json: it needs TypeScript 6's API), installed here on first use.
+// npm run docs:api [-- --out DIR] [TypeDoc's options]: the API reference from the TSDoc, into docs/api/ (not
+// committed). TypeDoc runs from this folder's own install (see package.json: it needs TypeScript 6's API),
+// installed here on first use.
 import { execFileSync } from 'node:child_process';
 import { existsSync, statSync } from 'node:fs';
 import { dirname, resolve } from 'node:path';
@@ -14,9 +15,18 @@ if (!existsSync(marker) || statSync(marker).mtimeMs < statSync(resolve(here, 'pa
 const args = process.argv.slice(2);
 const outAt = args.indexOf('--out');
 const out = outAt >= 0 ? resolve(args[outAt + 1] ?? '') : resolve(here, '../../docs/api');
+// Any other argument is TypeDoc's own (test/integration/api-docs.spec.ts passes --skipErrorChecking).
+const typedocArgs = outAt >= 0 ? [...args.slice(0, outAt), ...args.slice(outAt + 2)] : args;
 execFileSync(
   process.execPath,
-  [resolve(here, 'node_modules/typedoc/bin/typedoc'), '--options', resolve(here, 'typedoc.config.mjs'), '--out', out],
+  [
+    resolve(here, 'node_modules/typedoc/bin/typedoc'),
+    '--options',
+    resolve(here, 'typedoc.config.mjs'),
+    '--out',
+    out,
+    ...typedocArgs,
+  ],
   { cwd: here, stdio: 'inherit' },
 );
 process.stderr.write(`[docs:api] written to ${out}\n`);
