@@ -76,7 +76,8 @@ export async function runAttempts(
   running: RunningItem,
   firing: ItemFiring,
   runAttempt: AttemptRunner,
-  mayRetry: () => string | undefined,
+  /** Why the item may not run again, asked with its number (no closure per item). */
+  mayRetry: (item: number) => string | undefined,
 ): Promise<{ failure: unknown; context: ShardingContext } | undefined> {
   const attempts = policies.retry?.attempts ?? 1;
   for (let attempt = 1; ; attempt++) {
@@ -107,7 +108,7 @@ export async function runAttempts(
     report.itemCompleted(started, failed ? { cause: failure } : undefined);
     if (!failed) return undefined;
     if (attempt >= attempts) return { failure, context };
-    const refused = running.aborted ? describeError(running.aborted) : mayRetry();
+    const refused = running.aborted ? describeError(running.aborted) : mayRetry(base.shardingItem);
     if (refused !== undefined) {
       ctx.logger.warn(`item ${base.shardingItem} not retried (attempt ${attempt} of ${attempts} failed): ${refused}`);
       return { failure, context };
@@ -118,7 +119,7 @@ export async function runAttempts(
         `retrying in ${delay} ms`,
     );
     await backoff(running, delay);
-    const refusedNow = running.aborted ? describeError(running.aborted) : mayRetry();
+    const refusedNow = running.aborted ? describeError(running.aborted) : mayRetry(base.shardingItem);
     if (refusedNow !== undefined) {
       ctx.logger.warn(`item ${base.shardingItem} not retried: ${refusedNow}`);
       return { failure, context };

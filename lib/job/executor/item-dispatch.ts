@@ -132,7 +132,7 @@ export class ItemDispatch {
             runningItem,
             firing,
             attempt,
-            () => retryRefusal(item),
+            retryRefusal,
           );
           if (failed !== undefined) {
             outcome.success = false;
