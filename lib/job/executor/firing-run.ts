@@ -1,7 +1,7 @@
 import { describeError } from '../../errors/elastic-job.errors.js';
 import type { JobErrorHandler } from '../../interfaces/sharded-job-options.interface.js';
 import { describeItems } from '../../util/item-list.js';
-import { untilAfterThisInstant } from '../../util/after-this-instant.js';
+import { untilAfterThisInstant, untilInstant } from '../../util/after-this-instant.js';
 import type { ConfigService } from '../config/config.service.js';
 import type { JobConfiguration } from '../config/job-configuration.js';
 import type { FailoverService } from '../failover/failover.service.js';
@@ -284,8 +284,7 @@ export class FiringRun {
     }
     // Prepared ahead of the cron instant: start the items on it, not before.
     // (Timers may wake a millisecond early: loop until the instant has come.)
-    while (startAt !== undefined && startAt > Date.now())
-      await new Promise((resolve) => setTimeout(resolve, startAt - Date.now()));
+    while (startAt !== undefined && startAt > Date.now()) await untilInstant(startAt);
     const taskId = buildTaskId(this.ctx.jobName, items, this.ctx.instanceId);
     const started = this.report.starting(source, taskId, items);
     const refusal = this.machine.mayStartItems();
