@@ -191,8 +191,8 @@ export class JobNodeStorage {
     options: { batches?: boolean; rootCheck?: boolean; coalesce?: boolean } = {},
   ): Promise<void> {
     if (ops.length === 0) return Promise.resolve();
-    // One request (the running markers of every firing): the write's promise itself, without an async frame around
-    // it (each such frame and its await were ~500 bytes of a burst's item start, docs/benchmarks.md, issue 43).
+    // One request (the running markers of every firing): the write's promise itself, no async frame of our own (each
+    // such frame and its await were ~500 bytes of a burst's item start, docs/benchmarks.md, issue 43).
     if (!options.batches) {
       const sent = options.rootCheck === false ? ops : [this.rootCheck(), ...ops];
       return this.write(sent, options.coalesce === true);
