@@ -39,9 +39,16 @@ export function afterThisInstantCall<A, B, C, D>(work: (a: A, b: B, c: C, d: D) 
   if (at === 0) nextTurn(runQueued);
 }
 
+/**
+ * The promise the callers of untilAfterThisInstant share until the queue runs: it resolves after the whole batch, which
+ * runs in one macrotask before any awaiting code resumes, so one promise a batch means the same as one a caller (a
+ * thousand firings of an instant each made a promise and its closures, issue 43).
+ */
+let batchOver: Promise<void> | undefined;
+
 /** Resolves after the work queued so far (and the other timers and I/O callbacks of this pass) has run. */
 export function untilAfterThisInstant(): Promise<void> {
-  return new Promise((resolve) => afterThisInstant(resolve));
+  return (batchOver ??= new Promise((resolve) => afterThisInstant(resolve)));
 }
 
 function runQueued(): void {
@@ -50,6 +57,8 @@ function runQueued(): void {
   // Work queued while this runs goes to the other array, and runs in a pass of its own.
   queue = spare;
   queued = 0;
+  // Callers from here on wait for the next batch.
+  batchOver = undefined;
   for (let at = 0; at < count; at += SLOTS) {
     try {
       (work[at] as (a: unknown, b: unknown, c: unknown, d: unknown) => void)(
@@ -67,3 +76,24 @@ function runQueued(): void {
   work.fill(undefined, 0, count);
   spare = work;
 }
+
+/**
+ * Resolves at `at` (ms since the epoch), or a little before as timers may: one timer and one promise for every caller
+ * waiting for the same instant (a thousand firings prepared ahead of their cron instant, issue 43). Callers check the
+ * clock and wait again if early.
+ */
+export function untilInstant(at: number): Promise<void> {
+  const found = instants.get(at);
+  // Made under the timers in place now (a test's fake timers come and go): a wait on other timers is not shared.
+  if (found !== undefined && found.timers === setTimeout) return found.wait;
+  const timers = setTimeout;
+  const wait = new Promise<void>((resolve) =>
+    timers(() => {
+      if (instants.get(at)?.wait === wait) instants.delete(at);
+      resolve();
+    }, at - Date.now()),
+  );
+  instants.set(at, { wait, timers });
+  return wait;
+}
+const instants = new Map<number, { wait: Promise<void>; timers: typeof setTimeout }>();

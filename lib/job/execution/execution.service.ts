@@ -119,12 +119,15 @@ export class ExecutionService {
       // bounded.
       const ops =
         this.markerCreatesFromCache(items, config) ?? (await mapBounded(items, (item) => this.markerOp(item, config)));
-      const planned: TransactionOp[] = [];
-      for (const op of ops) if (op !== undefined) planned.push(op);
-      const written = new Set(await this.writeWhatStillApplies(planned));
+      const planned = ops.includes(undefined)
+        ? ops.filter((op): op is TransactionOp => op !== undefined)
+        : (ops as readonly TransactionOp[]);
+      const written = await this.writeWhatStillApplies(planned);
+      // Every op written (the steady state) comes back as `planned` itself: no Set of them to look up.
+      const writtenSet = written === planned ? undefined : new Set(written);
       for (let index = 0; index < items.length; index++) {
         const op = ops[index];
-        if (op === undefined || !written.has(op)) continue;
+        if (op === undefined || (writtenSet !== undefined && !writtenSet.has(op))) continue;
         won.push(items[index]!);
         (this.markerVersions ??= new Map()).set(items[index]!, writtenVersion(op));
       }
@@ -174,15 +177,19 @@ export class ExecutionService {
     return { op: 'setData', path, data: Buffer.from(instanceId, 'utf8'), version: marker.stat.version };
   }
 
-  async registerJobCompleted(items: readonly number[], config: JobConfiguration): Promise<void> {
+  /**
+   * Not an async function: the steady state's removal is the write's own promise (an async frame and its await at
+   * each of the layers below were ~500 bytes each of a burst's item start, docs/benchmarks.md, issue 43).
+   */
+  registerJobCompleted(items: readonly number[], config: JobConfiguration): Promise<unknown> {
     this.forgetRunning(items);
     const versions = items.map((item) => this.markerVersions?.get(item));
     if (this.markerVersions) {
       for (const item of items) this.markerVersions.delete(item);
       if (this.markerVersions.size === 0) this.markerVersions = undefined;
     }
-    if (!config.monitorExecution || items.length === 0) return;
-    await this.removeOwnMarkers(
+    if (!config.monitorExecution || items.length === 0) return Promise.resolve();
+    return this.removeOwnMarkers(
       items.map((item) => this.ctx.paths.running(item)),
       versions,
     );
@@ -240,50 +247,67 @@ export class ExecutionService {
    * Removes these running markers where they are still ours, each conditioned on its version (as written by us, or
    * else as read directly now): a marker a peer has taken over meanwhile (it judged us gone) stays the peer's.
    */
-  private async removeOwnMarkers(
+  private removeOwnMarkers(paths: readonly string[], versions?: ReadonlyArray<number | undefined>): Promise<unknown> {
+    // Every version known (the steady state, this firing's own markers): the ops without a promise each.
+    if (versions !== undefined && versions.every((version) => version !== undefined))
+      return this.writeWhatStillApplies(
+        paths.map((path, index): TransactionOp => ({ op: 'remove', path, version: versions[index] })),
+      );
+    return this.removeMarkersReadFirst(paths, versions);
+  }
+
+  /** removeOwnMarkers where some version is not known: those markers read first. */
+  private async removeMarkersReadFirst(
     paths: readonly string[],
     versions?: ReadonlyArray<number | undefined>,
   ): Promise<void> {
     const { storage, instanceId } = this.ctx;
-    // Every version known (the steady state, this firing's own markers): the ops without a promise each.
-    const ops =
-      versions !== undefined && versions.every((version) => version !== undefined)
-        ? paths.map((path, index): TransactionOp => ({ op: 'remove', path, version: versions[index] }))
-        : await mapBounded(everyItem(paths.length), async (index): Promise<TransactionOp | undefined> => {
-            const path = paths[index]!;
-            const known = versions?.[index];
-            if (known !== undefined) return { op: 'remove', path, version: known };
-            // Not written by us in this run (a stale marker, a new session): read who holds it now.
-            const marker = await storage.direct.node(path);
-            return marker?.data.toString('utf8') === instanceId
-              ? { op: 'remove', path, version: marker.stat.version }
-              : undefined;
-          });
+    const ops = await mapBounded(everyItem(paths.length), async (index): Promise<TransactionOp | undefined> => {
+      const path = paths[index]!;
+      const known = versions?.[index];
+      if (known !== undefined) return { op: 'remove', path, version: known };
+      // Not written by us in this run (a stale marker, a new session): read who holds it now.
+      const marker = await storage.direct.node(path);
+      return marker?.data.toString('utf8') === instanceId
+        ? { op: 'remove', path, version: marker.stat.version }
+        : undefined;
+    });
     await this.writeWhatStillApplies(ops.filter((op): op is TransactionOp => op !== undefined));
   }
 
   /**
    * Marker ops in one transaction (or as few as ZooKeeper's request limit allows); when another instance's write
    * got in the way of one of them (it created, took over or removed that marker meanwhile), that request's ops one
-   * by one, keeping those that still apply. Returns the ops written.
+   * by one, keeping those that still apply. Returns the ops written: `ops` itself when all of them were.
    */
-  private async writeWhatStillApplies(ops: readonly TransactionOp[]): Promise<TransactionOp[]> {
-    const batches = this.ctx.storage.multiBatches(ops);
-    if (batches.length === 1) return this.writeBatchWhatStillApplies(batches[0]!);
+  private writeWhatStillApplies(ops: readonly TransactionOp[]): Promise<readonly TransactionOp[]> {
+    try {
+      const batches = this.ctx.storage.multiBatches(ops);
+      if (batches.length === 1) return this.writeBatchWhatStillApplies(batches[0]!);
+      return this.writeBatchesWhatStillApply(batches);
+    } catch (error) {
+      return Promise.reject(error);
+    }
+  }
+
+  private async writeBatchesWhatStillApply(batches: readonly TransactionOp[][]): Promise<TransactionOp[]> {
     const written: TransactionOp[] = [];
     for (const batch of batches) written.push(...(await this.writeBatchWhatStillApplies(batch)));
     return written;
   }
 
-  private async writeBatchWhatStillApplies(ops: TransactionOp[]): Promise<TransactionOp[]> {
-    try {
-      // Sent with the other jobs' markers of this instant: a thousand jobs firing at one second write theirs in a
-      // few requests (registry/transaction-coalescer.ts).
-      await this.ctx.storage.transaction(ops, { coalesce: true });
-      return ops;
-    } catch (error) {
-      if (!isMarkerConflict(error)) throw error;
-    }
+  private writeBatchWhatStillApplies(ops: readonly TransactionOp[]): Promise<readonly TransactionOp[]> {
+    // Sent with the other jobs' markers of this instant: a thousand jobs firing at one second write theirs in a few
+    // requests (registry/transaction-coalescer.ts).
+    return this.ctx.storage.transaction(ops, COALESCED).then(
+      () => ops,
+      (error: unknown) => this.writeOneByOne(ops, error),
+    );
+  }
+
+  /** After a conflict in a request of marker ops: each op alone, keeping those that still apply. */
+  private async writeOneByOne(ops: readonly TransactionOp[], conflict: unknown): Promise<TransactionOp[]> {
+    if (!isMarkerConflict(conflict)) throw conflict;
     const written: TransactionOp[] = [];
     for (const op of ops) {
       try {
@@ -311,6 +335,9 @@ export class ExecutionService {
     }
   }
 }
+
+/** The marker writes share a request with the other jobs' of this tick. */
+const COALESCED = { coalesce: true } as const;
 
 /** A marker someone else created, took over or removed between our look and our write. */
 function isMarkerConflict(error: unknown): boolean {

@@ -25,8 +25,11 @@ export class FiringHookRunner {
     return () => all.delete(hooks);
   }
 
-  /** Runs `run` (the items of a firing and its catch-up runs) between the before and the after hooks. */
-  async around(
+  /**
+   * Runs `run` (the items of a firing and its catch-up runs) between the before and the after hooks. Without hooks
+   * (most jobs), `run()`'s own promise, without an async frame around it (issue 43).
+   */
+  around(
     items: number[],
     config: JobConfiguration,
     source: FiringSource,
@@ -34,6 +37,16 @@ export class FiringHookRunner {
     run: () => Promise<void>,
   ): Promise<void> {
     if (!this.hooks || this.hooks.size === 0) return run();
+    return this.aroundHooks(items, config, source, stopped, run);
+  }
+
+  private async aroundHooks(
+    items: number[],
+    config: JobConfiguration,
+    source: FiringSource,
+    stopped: () => boolean,
+    run: () => Promise<void>,
+  ): Promise<void> {
     const taskId = buildTaskId(this.ctx.jobName, items, this.ctx.instanceId);
     const contexts = this.shardingContexts(taskId, items, config, source);
     await this.runHooks('beforeFiring', contexts);

@@ -20,14 +20,19 @@ export class FiringMarkers {
     return this.execution.registerJobBegin(items, config);
   }
 
-  /** The items are over (or were not started): their markers go; a failure to remove them is logged. */
-  async end(items: number[], config: JobConfiguration, failoverRun = false): Promise<void> {
-    await this.execution
+  /**
+   * The items are over (or were not started): their markers go; a failure to remove them is logged. Not an async
+   * function: a firing's end awaits the removal's own promise (issue 43, docs/benchmarks.md).
+   */
+  end(items: number[], config: JobConfiguration, failoverRun = false): Promise<unknown> {
+    const removed = this.execution
       .registerJobCompleted(items, config)
       .catch((error: unknown) => this.ctx.logger.warn(`could not remove running markers: ${describeError(error)}`));
-    if (!failoverRun) return;
-    await this.failover
-      .updateFailoverComplete(items)
-      .catch((error: unknown) => this.ctx.logger.warn(`could not remove failover markers: ${describeError(error)}`));
+    if (!failoverRun) return removed;
+    return removed.then(() =>
+      this.failover
+        .updateFailoverComplete(items)
+        .catch((error: unknown) => this.ctx.logger.warn(`could not remove failover markers: ${describeError(error)}`)),
+    );
   }
 }

@@ -51,7 +51,17 @@ export class FiringReport {
   }
 
   firingCompleted(started: FiringStarted, success: boolean): void {
-    const completed = { ...started, completeTime: new Date(), success };
+    // started's fields in its order, then the end's: built whole, not spread (a spread object was ~900 bytes here).
+    const completed: ExecutionEventMap['firing-completed'] = {
+      jobName: started.jobName,
+      instanceId: started.instanceId,
+      source: started.source,
+      taskId: started.taskId,
+      items: started.items,
+      startTime: started.startTime,
+      completeTime: new Date(),
+      success,
+    };
     if (Logger.isLevelEnabled('debug'))
       this.ctx.logger.debug(
         `${started.source} firing: items [${describeItems(started.items)}] finished in ` +

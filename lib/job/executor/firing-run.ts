@@ -1,7 +1,7 @@
 import { describeError } from '../../errors/elastic-job.errors.js';
 import type { JobErrorHandler } from '../../interfaces/sharded-job-options.interface.js';
 import { describeItems } from '../../util/item-list.js';
-import { untilAfterThisInstant } from '../../util/after-this-instant.js';
+import { untilAfterThisInstant, untilInstant } from '../../util/after-this-instant.js';
 import type { ConfigService } from '../config/config.service.js';
 import type { JobConfiguration } from '../config/job-configuration.js';
 import type { FailoverService } from '../failover/failover.service.js';
@@ -152,9 +152,11 @@ export class FiringRun {
       () => this.machine.stopped(),
       async () => {
         await this.execute(items, config, source, false, scheduledAt);
-        config = await this.runMisfired(config);
+        // Each step awaited only when it has something to do (the steady state: neither), as above.
+        const afterMisfired = this.runMisfired(config);
+        config = afterMisfired instanceof Promise ? await afterMisfired : afterMisfired;
         if (!config.misfire) this.machine.setMissed(false);
-        await this.claimFailover(config);
+        if (config.failover) await this.claimFailover(config);
       },
     );
   }
@@ -173,26 +175,47 @@ export class FiringRun {
     return kept;
   }
 
-  /** ElasticJob: while misfire && !needSharding && misfired items → clear and run again. Returns the last config. */
-  private async runMisfired(config: JobConfiguration): Promise<JobConfiguration> {
-    while (
+  /**
+   * ElasticJob: while misfire && !needSharding && misfired items → clear and run again. Returns the last config; a
+   * promise of it only when something is run again (the steady state looks, finds nothing and awaits nothing).
+   */
+  private runMisfired(config: JobConfiguration): JobConfiguration | Promise<JobConfiguration> {
+    if (!this.mayRunMisfired(config)) return config;
+    const loaded = this.config.load();
+    const current = this.localItems(loaded);
+    const misfired = loaded.monitorExecution ? this.execution.getMisfiredItems(current) : [];
+    if (misfired.length === 0 && !this.machine.missed()) return loaded;
+    return this.runMisfiredFrom(loaded, current, misfired);
+  }
+
+  private mayRunMisfired(config: JobConfiguration): boolean {
+    return (
       !this.machine.stopped() &&
       config.misfire &&
       !this.sharding.isNeedSharding() &&
       this.ctx.connection.isConnected() &&
       !this.machine.rejoining()
-    ) {
-      config = this.config.load();
-      const current = this.localItems(config);
-      const misfired = config.monitorExecution ? this.execution.getMisfiredItems(current) : [];
-      if (misfired.length === 0 && !this.machine.missed()) break;
+    );
+  }
+
+  /** runMisfired's loop, from a look that found items to run again. */
+  private async runMisfiredFrom(
+    config: JobConfiguration,
+    current: number[],
+    misfired: number[],
+  ): Promise<JobConfiguration> {
+    for (;;) {
       const rerun = misfired.length > 0 ? misfired : current;
       this.machine.setMissed(false);
       await this.execution.clearMisfire(misfired);
       this.ctx.logger.log(`running misfired items [${describeItems(rerun)}]`);
       await this.execute(rerun, config, 'CATCH_UP');
+      if (!this.mayRunMisfired(config)) return config;
+      config = this.config.load();
+      current = this.localItems(config);
+      misfired = config.monitorExecution ? this.execution.getMisfiredItems(current) : [];
+      if (misfired.length === 0 && !this.machine.missed()) return config;
     }
-    return config;
   }
 
   /**
@@ -261,8 +284,7 @@ export class FiringRun {
     }
     // Prepared ahead of the cron instant: start the items on it, not before.
     // (Timers may wake a millisecond early: loop until the instant has come.)
-    while (startAt !== undefined && startAt > Date.now())
-      await new Promise((resolve) => setTimeout(resolve, startAt - Date.now()));
+    while (startAt !== undefined && startAt > Date.now()) await untilInstant(startAt);
     const taskId = buildTaskId(this.ctx.jobName, items, this.ctx.instanceId);
     const started = this.report.starting(source, taskId, items);
     const refusal = this.machine.mayStartItems();

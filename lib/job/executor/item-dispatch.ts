@@ -12,7 +12,7 @@ import { ItemCoveredError } from '../../errors/elastic-job.errors.js';
 import type { ItemProgress } from '../../interfaces/sharding-context.interface.js';
 import { itemPolicies } from '../policies/item-policies.js';
 import type { ItemLineBook } from '../policies/item-lines.js';
-import { RunningItem, runAttempts } from './item-attempts.js';
+import { type ItemFailure, RunningItem, runAttempts } from './item-attempts.js';
 
 /** What a run of items came to: whether every item succeeded, and what error handlers threw (THROW). */
 export interface DispatchOutcome {
@@ -103,53 +103,81 @@ export class ItemDispatch {
     const outcome: DispatchOutcome = { success: true, handlerFailures: [] };
     this.covered = false;
     const attempt = (context: ShardingContext) => this.runItem(context);
-    await mapBounded(
-      items,
-      async (item) => {
-        const refusedNow = this.covered ? 'the next firing covered this one (cover-early)' : refusal();
-        if (refusedNow !== undefined) {
-          this.ctx.logger.warn(`item ${item} not started: ${refusedNow}`);
-          return;
-        }
-        const runningItem = new RunningItem();
-        const running = (this.running ??= new Map());
-        running.set(item, runningItem);
-        const base = {
-          jobName: this.ctx.jobName,
-          taskId: firing.taskId,
-          shardingTotalCount: config.shardingTotalCount,
-          jobParameter: config.jobParameter,
-          shardingItem: item,
-          shardingParameter: parameterOf(item),
-        };
-        try {
-          const failed = await runAttempts(
-            this.ctx,
-            this.report,
-            policies,
-            this.lineBook,
-            base,
-            runningItem,
-            firing,
-            attempt,
-            () => retryRefusal(item),
-          );
-          if (failed !== undefined) {
-            outcome.success = false;
-            try {
-              await handler.handleException(this.ctx.jobName, failed.failure, failed.context);
-            } catch (handlerError) {
-              outcome.handlerFailures.push(handlerError);
-            }
-          }
-        } finally {
-          running.delete(item);
-          if (running.size === 0 && this.running === running) this.running = undefined;
-        }
-      },
-      this.maxConcurrentItems ?? items.length,
-    );
+    // Not an async function per item: runAttempts' promise and one then() (an async frame and its await were ~500
+    // bytes of each item start in a burst, issue 43).
+    const startItem = (item: number): Promise<void> => {
+      const refusedNow = this.covered ? 'the next firing covered this one (cover-early)' : refusal();
+      if (refusedNow !== undefined) {
+        this.ctx.logger.warn(`item ${item} not started: ${refusedNow}`);
+        return Promise.resolve();
+      }
+      const runningItem = new RunningItem();
+      const running = (this.running ??= new Map());
+      running.set(item, runningItem);
+      const base = {
+        jobName: this.ctx.jobName,
+        taskId: firing.taskId,
+        shardingTotalCount: config.shardingTotalCount,
+        jobParameter: config.jobParameter,
+        shardingItem: item,
+        shardingParameter: parameterOf(item),
+      };
+      let attempts: Promise<ItemFailure | undefined>;
+      try {
+        attempts = runAttempts(
+          this.ctx,
+          this.report,
+          policies,
+          this.lineBook,
+          base,
+          runningItem,
+          firing,
+          attempt,
+          retryRefusal,
+        );
+      } catch (error) {
+        this.itemOver(running, item);
+        return Promise.reject(error as Error);
+      }
+      return attempts.then(
+        (failed) =>
+          failed === undefined
+            ? this.itemOver(running, item)
+            : this.itemFailed(failed, handler, outcome, running, item),
+        (error: unknown) => {
+          this.itemOver(running, item);
+          throw error;
+        },
+      );
+    };
+    await mapBounded(items, startItem, this.maxConcurrentItems ?? items.length);
     return outcome;
+  }
+
+  /** A failed item's error handler (its failure kept for THROW), then the item is over. */
+  private async itemFailed(
+    failed: ItemFailure,
+    handler: JobErrorHandler,
+    outcome: DispatchOutcome,
+    running: Map<number, RunningItem>,
+    item: number,
+  ): Promise<void> {
+    try {
+      outcome.success = false;
+      try {
+        await handler.handleException(this.ctx.jobName, failed.failure, failed.context);
+      } catch (handlerError) {
+        outcome.handlerFailures.push(handlerError);
+      }
+    } finally {
+      this.itemOver(running, item);
+    }
+  }
+
+  /** The item no longer runs here; the map goes with the run's last item. */
+  private itemOver(running: Map<number, RunningItem>, item: number): void {
+    running.delete(item);
+    if (running.size === 0 && this.running === running) this.running = undefined;
   }
 
   /** The item through the interceptors, outermost first, then the job type's item executor. */

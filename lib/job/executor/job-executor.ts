@@ -284,25 +284,26 @@ export class JobExecutor {
     if (this.state.phase !== 'IDLE') return;
     let settle!: () => void;
     const done = new Promise<void>((resolve) => (settle = resolve));
-    const idle = this.state;
-    this.state = {
-      phase: 'FIRING',
-      source,
-      done,
-      missed: idle.missed,
-      queued: undefined,
-      ...(idle.rejoining ? { rejoining: true as const } : {}),
-    };
+    const { missed, rejoining } = this.state as { missed: boolean; rejoining?: true };
+    // Two literals rather than a spread of a conditional one: a thousand jobs fire at one instant (issue 43).
+    this.state = rejoining
+      ? { phase: 'FIRING', source, done, missed, queued: undefined, rejoining }
+      : { phase: 'FIRING', source, done, missed, queued: undefined };
     const jobParameter = source === 'TRIGGER' ? this.triggerParameter : undefined;
     const onlyItems = source === 'TRIGGER' ? this.triggerItems : undefined;
     if (source === 'TRIGGER') this.clearManualFiring();
-    void this.run
-      .firing(source, scheduledAt, jobParameter, onlyItems)
-      .catch((error: unknown) => this.ctx.logger.error(`firing failed: ${describeFailure(error)}`))
-      .finally(() => {
-        this.onFiringEnded();
-        settle();
-      });
+    const ended = (): void => {
+      this.onFiringEnded();
+      settle();
+    };
+    // One then() for both outcomes: catch() and finally() made two more promises and finally()'s closures.
+    void this.run.firing(source, scheduledAt, jobParameter, onlyItems).then(ended, (error: unknown) => {
+      try {
+        this.ctx.logger.error(`firing failed: ${describeFailure(error)}`);
+      } finally {
+        ended();
+      }
+    });
   }
 
   /** FIRING → IDLE, then the queued firing if any; STOPPED stays STOPPED, with nothing left to drain. */
@@ -313,7 +314,9 @@ export class JobExecutor {
       return;
     }
     if (state.phase !== 'FIRING') return;
-    this.state = { phase: 'IDLE', missed: state.missed, ...(state.rejoining ? { rejoining: true as const } : {}) };
+    this.state = state.rejoining
+      ? { phase: 'IDLE', missed: state.missed, rejoining: true }
+      : { phase: 'IDLE', missed: state.missed };
     // The one queue slot may hold a failover claim while a manual firing (trigger, rerun) waits too: that one runs
     // after, never dropped.
     const next = state.queued ?? (this.triggerPending ? 'TRIGGER' : undefined);

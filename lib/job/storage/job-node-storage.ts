@@ -186,13 +186,25 @@ export class JobNodeStorage {
    * each with the root check, atomic within a request only (callers must be able to pick up after a partial write).
    * `coalesce`: sent with the other jobs' transactions of this tick when it is one request (see write()).
    */
-  async transaction(
+  transaction(
     ops: readonly TransactionOp[],
     options: { batches?: boolean; rootCheck?: boolean; coalesce?: boolean } = {},
   ): Promise<void> {
-    if (ops.length === 0) return;
+    if (ops.length === 0) return Promise.resolve();
+    // One request (the running markers of every firing): the write's promise itself, no async frame of our own (each
+    // such frame and its await were ~500 bytes of a burst's item start, docs/benchmarks.md, issue 43).
+    if (!options.batches) {
+      const sent = options.rootCheck === false ? ops : [this.rootCheck(), ...ops];
+      return this.write(sent, options.coalesce === true);
+    }
+    return this.transactionInBatches(ops, options);
+  }
+
+  private async transactionInBatches(
+    ops: readonly TransactionOp[],
+    options: { rootCheck?: boolean; coalesce?: boolean },
+  ): Promise<void> {
     const leading = options.rootCheck === false ? [] : [this.rootCheck()];
-    if (!options.batches) return this.write([...leading, ...ops], options.coalesce === true);
     const batches = this.registry.multiBatches(ops, leading);
     // One request's worth may share a request with other jobs' (the coalescer sends a large one alone anyway).
     if (batches.length === 1) return this.write(batches[0]!, options.coalesce === true);
@@ -246,14 +258,21 @@ export class JobNodeStorage {
     return write;
   }
 
-  /** `coalesce`: sent with the other jobs' writes of this tick (ZookeeperRegistryCenter.coalescedTransaction). */
-  private async write(ops: TransactionOp[], coalesce = false): Promise<void> {
-    if (ops.length === 0) return;
-    // The create ops themselves (each has its path and data): no object made per op.
-    const creates: Array<{ path: string; data: Buffer }> = [];
-    for (const op of ops) if (op.op === 'create') creates.push(op);
-    const sent = coalesce ? this.registry.coalescedTransaction(ops) : this.registry.transaction(ops);
-    await this.writeThrough(creates, sent);
+  /**
+   * `coalesce`: sent with the other jobs' writes of this tick (ZookeeperRegistryCenter.coalescedTransaction). Not an
+   * async function (see transaction()); a synchronous failure is a rejection all the same.
+   */
+  private write(ops: readonly TransactionOp[], coalesce = false): Promise<void> {
+    if (ops.length === 0) return Promise.resolve();
+    try {
+      // The create ops themselves (each has its path and data): no object made per op, no array without a create.
+      let creates: Array<{ path: string; data: Buffer }> | undefined;
+      for (const op of ops) if (op.op === 'create') (creates ??= []).push(op);
+      const sent = coalesce ? this.registry.coalescedTransaction(ops) : this.registry.transaction(ops);
+      return creates === undefined ? sent : this.writeThrough(creates, sent);
+    } catch (error) {
+      return Promise.reject(error);
+    }
   }
 
   setDataOp(path: string, value: string): TransactionOp {
