@@ -175,12 +175,15 @@ describe('item policies', () => {
       'the failed completion',
     );
     expect(failed).toMatchObject({ type: 'item.completed', failureCause: expect.stringMatching(/ItemTimeoutError/) });
-    // On time: the next firing was a cron firing, never a misfire of the hanging one.
+    // On time: once the hanging item ended at its timeout, no firing was skipped for it (its marker gone with it).
+    // Only an instant that came while it still hung may have been skipped, and run once as a misfire after it: a
+    // loaded host's timers may fire the 300 ms timeout later than the next second (seen at load 20).
     expect(calls[1]!.context.taskId).toBe(first.taskId);
-    expect(seen.some((event) => event.type === 'firing.skipped')).toBe(false);
-    expect(
-      seen.filter((event) => event.type === 'item.started').every((event) => event.source === 'NORMAL_TRIGGER'),
-    ).toBe(true);
+    const ended = seen.indexOf(failed!);
+    const skipped = (event: ElasticJobEvent): boolean => event.type === 'firing.skipped';
+    expect(seen.slice(ended + 1).filter(skipped)).toEqual([]);
+    const caughtUp = seen.filter((event) => event.type === 'item.started' && event.source !== 'NORMAL_TRIGGER');
+    expect(caughtUp.length).toBeLessThanOrEqual(seen.slice(0, ended).some(skipped) ? 1 : 0);
     const history = app.get(ElasticJobRegistry).recentExecutions({ jobName: 'hanging', result: 'failure', limit: 5 });
     expect(history[0]!.failureCause).toMatch(/ran past its timeout of 300 ms/);
     await app.close();
