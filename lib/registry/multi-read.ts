@@ -118,14 +118,25 @@ export function readMultiReadAnswer(buffer: Buffer, offset = 0): MultiReadResult
   }
 }
 
-/** The library's NodeStat from a jute Stat (the fields the client's Stat gives the adapter's toStat). */
+/** A persistent node's ephemeralOwner (session 0), as the hex of its 8 bytes would give it. */
+const NO_OWNER = '0000000000000000';
+
+/**
+ * The library's NodeStat from a jute Stat (the fields the client's Stat gives the adapter's toStat). No BigInt for
+ * mtime (a millisecond time fits a double) and no hex string for a persistent node's owner: a new job's set-up is
+ * read back with a stat a node (issue 43).
+ */
 function readStat(buffer: Buffer, at: number): NodeStat {
+  const owner =
+    buffer.readInt32BE(at + 44) === 0 && buffer.readInt32BE(at + 48) === 0
+      ? NO_OWNER
+      : buffer.toString('hex', at + 44, at + 52);
   return {
     mzxid: buffer.readBigInt64BE(at + 8),
-    mtime: Number(buffer.readBigInt64BE(at + 24)),
+    mtime: buffer.readInt32BE(at + 24) * 0x1_0000_0000 + buffer.readUInt32BE(at + 28),
     version: buffer.readInt32BE(at + 32),
     cversion: buffer.readInt32BE(at + 36),
-    ephemeralOwner: buffer.toString('hex', at + 44, at + 52),
+    ephemeralOwner: owner,
     numChildren: buffer.readInt32BE(at + 56),
   };
 }

@@ -242,8 +242,6 @@ export class WorkflowCoordinator {
         const step = moved.run.steps[transition.step]!;
         const start = await this.store.startOps(run.id, transition.step, transition.items, step.total!);
         step.given = start.given;
-        if (start.flagAtStart === undefined) delete step.flagAtStart;
-        else step.flagAtStart = start.flagAtStart;
         return start.ops;
       }),
     );

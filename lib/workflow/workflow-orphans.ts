@@ -9,8 +9,6 @@ export interface StepReach {
   given?: readonly string[];
   /** Items handed over already, by item: the instances they were handed to. */
   handedOver?: Readonly<Record<string, readonly string[]>>;
-  /** The zxid of the job's resharding flag when the start was written, if it was flagged. */
-  flagAtStart?: string;
 }
 
 /** Items of a step that nobody will run, and the write handing them over. */
@@ -32,8 +30,6 @@ interface JobView {
   /** Live instances holding a trigger: each fires (sharding first when flagged) and runs what it then owns. */
   firing: ReadonlySet<string>;
   resharding: boolean;
-  /** The resharding flag's zxid, if flagged. */
-  flag?: string;
   reruns: Map<string, { items: string[]; version: number }>;
   failover: boolean;
 }
@@ -68,7 +64,7 @@ export class WorkflowOrphans {
       const node = await this.registry.getData(view.job.shardingInstance(item));
       const owner = node?.data.toString('utf8');
       if (handedToOwner(view, owner, reach.handedOver?.[String(item)])) continue; // one runs it (or has)
-      const target = targetOf(view, owner, reach);
+      const target = targetOf(view, owner, reach.given);
       if (target === undefined || (await this.runningOrTakenOver(view, item))) continue;
       handedTo[String(item)] = target === 'owner' ? [owner!] : view.online;
       if (node) checks.push({ op: 'check', path: view.job.shardingInstance(item), version: node.stat.version });
@@ -85,20 +81,18 @@ export class WorkflowOrphans {
     const online = ((await this.registry.getChildren(job.instances)) ?? []).sort();
     if (online.length === 0) return undefined;
     const live = new Set(online);
-    const [triggers, flag, failover] = await Promise.all([
+    const [triggers, resharding, failover] = await Promise.all([
       this.registry.getChildren(job.triggers).then((ids) => ids ?? []),
-      this.registry.exists(job.shardingNecessary),
+      this.registry.exists(job.shardingNecessary).then(Boolean),
       this.readFailover(job),
     ]);
-    const resharding = flag !== undefined;
     const reruns = new Map<string, { items: string[]; version: number }>();
     for (const id of online) {
       const node = await this.registry.getData(job.rerun(id));
       if (node) reruns.set(id, { items: node.data.toString('utf8').split(','), version: node.stat.version });
     }
     const firing = new Set(triggers.filter((id) => live.has(id)));
-    const flagged = flag === undefined ? {} : { flag: String(flag.mzxid) };
-    return { job, online, live, triggers, firing, resharding, ...flagged, reruns, failover };
+    return { job, online, live, triggers, firing, resharding, reruns, failover };
   }
 
   /** A `running` marker of a live instance (or of a dead one, failover taking it over), or failover's own nodes. */
@@ -135,19 +129,12 @@ function handedToOwner(view: JobView, owner: string | undefined, handed: readonl
 }
 
 /** Whether an item whose owner is this (undefined: none yet) is an orphan, and who it goes to. */
-function targetOf(view: JobView, owner: string | undefined, reach: StepReach): Target {
-  const { given } = reach;
-  const reachedLive = (given ?? []).some((id) => view.live.has(id));
+function targetOf(view: JobView, owner: string | undefined, given: readonly string[] | undefined): Target {
   if (owner === undefined) {
     // A firing ahead (reached by the start, or holding a trigger) shards and writes the owners.
-    const ahead = view.firing.size > 0 || reachedLive;
+    const ahead = view.firing.size > 0 || (given ?? []).some((id) => view.live.has(id));
     return view.resharding && !ahead ? 'everyone' : undefined;
   }
-  // Flagged since before the start, and no resharding since: every firing the start reached (one of them live) is
-  // still to reshard, and deals the item to a live instance that runs it, or to a late joiner handed it on a later
-  // look. A rerun now would run it twice on an instance whose firing already took its trigger (CI saw d's items 0 and
-  // 1 end twice this way in workflow-faults.spec).
-  if (view.resharding && reachedLive && view.flag === reach.flagAtStart) return undefined;
   if (!view.live.has(owner)) return view.resharding ? 'everyone' : undefined; // until flagged, still its own
   // A live owner the start reached, or about to fire, runs it; a run stored without `given` trusts every live owner.
   if (given === undefined || given.includes(owner) || view.firing.has(owner)) return undefined;

@@ -41,12 +41,6 @@ export interface WorkflowStepRun {
    * "Faults").
    */
   given?: string[];
-  /**
-   * The zxid of the job's resharding flag when its last start was written (unset when it was not flagged): while the
-   * flag is still that one, no firing the start reached has resharded yet, and one still to will deal a gone owner's
-   * items over the live instances (docs/guide/workflows.md, "Faults").
-   */
-  flagAtStart?: string;
 }
 
 /** A run of a workflow. @publicApi */

@@ -178,16 +178,15 @@ export class WorkflowStore {
     step: string,
     items: readonly number[],
     total: number,
-  ): Promise<{ ops: TransactionOp[]; given: string[]; flagAtStart?: string }> {
+  ): Promise<{ ops: TransactionOp[]; given: string[] }> {
     const job = new JobNodePath(step);
     const ops: TransactionOp[] = [];
     const dir = this.paths.stepItems(runId, step);
     // Read together (one round trip, not three in a row): they are on the path from a parent's end to its child.
-    const [there, online, triggers, flag] = await Promise.all([
+    const [there, online, triggers] = await Promise.all([
       this.registry.exists(dir),
       this.registry.getChildren(job.instances),
       this.registry.getChildren(job.triggers),
-      this.registry.exists(job.shardingNecessary),
     ]);
     if (!there) ops.push({ op: 'create', path: dir, data: EMPTY, mode: 'PERSISTENT' });
     const instances = (online ?? []).sort();
@@ -219,8 +218,7 @@ export class WorkflowStore {
       }
       return { ops, given: [...byOwner.keys()].sort() };
     }
-    const flagAtStart = flag === undefined ? {} : { flagAtStart: String(flag.mzxid) };
-    return { ops: [...ops, ...this.triggerOps(job, instances, triggers ?? [])], given: instances, ...flagAtStart };
+    return { ops: [...ops, ...this.triggerOps(job, instances, triggers ?? [])], given: instances };
   }
 
   /** `trigger/` emptied and one `trigger/{instanceId}` per online instance (trigger-all-instances.ts, in one write). */

@@ -20,6 +20,8 @@ export class FiringReport {
   constructor(
     private readonly ctx: JobContext,
     readonly events: ExecutionEvents,
+    /** Told at once (not after the instant, as the events are) which items a firing is starting. */
+    private readonly onItemsStarting?: (items: readonly number[]) => void,
   ) {}
 
   base(source: FiringSource): { jobName: string; instanceId: string; source: FiringSource } {
@@ -47,6 +49,7 @@ export class FiringReport {
     // Debug lines are built only when debug is on: a thousand firings at one instant would build them for nobody.
     if (Logger.isLevelEnabled('debug'))
       this.ctx.logger.debug(`${started.source} firing: items [${describeItems(started.items)}] starting`);
+    this.onItemsStarting?.(started.items);
     this.events.emit('firing-started', started);
   }
 

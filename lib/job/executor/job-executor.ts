@@ -64,7 +64,7 @@ export class JobExecutor {
     lineBook?: ItemLineBook,
   ) {
     this.events = new ExecutionEvents(ctx.logger);
-    this.report = new FiringReport(ctx, this.events);
+    this.report = new FiringReport(ctx, this.events, (items) => this.servedByFiring(items));
     this.markers = new FiringMarkers(ctx, execution, failover);
     this.dispatch = new ItemDispatch(ctx, itemExecutor, this.report, interceptors, maxConcurrentItems, lineBook);
     this.hooks = new FiringHookRunner(ctx);
@@ -204,6 +204,29 @@ export class JobExecutor {
     else if (this.triggerItems !== undefined) this.triggerItems = [...new Set([...this.triggerItems, ...items])];
     this.triggerPending = true;
     this.request('TRIGGER');
+  }
+
+  /**
+   * The firing under way starts these items: a rerun asked for them meanwhile, queued behind it, is served by these
+   * starts, which come after the ask. Without this an item handed over by a workflow while this instance's firing
+   * waited for its resharding ran twice, in the firing and then in the rerun (workflow-faults.spec saw it;
+   * docs/operations/operator-api.md, "Running items again"). An item already running when the rerun is asked still
+   * runs again after.
+   */
+  private servedByFiring(items: readonly number[]): void {
+    const asked = this.triggerItems;
+    if (!this.triggerPending || asked === undefined) return; // nothing pending, or a trigger: it runs everything
+    const left = asked.filter((item) => !items.includes(item));
+    if (left.length === asked.length) return;
+    const served = asked.filter((item) => items.includes(item));
+    this.ctx.logger.log(`rerun of items [${describeItems(served)}] served by the firing starting them now`);
+    if (left.length > 0) {
+      this.triggerItems = left;
+      return;
+    }
+    this.clearManualFiring();
+    const state = this.state;
+    if (state.phase === 'FIRING' && state.queued === 'TRIGGER') this.state = { ...state, queued: undefined };
   }
 
   /** A manual firing was asked for and has not started yet (its parameter and items wait in the two fields above). */
