@@ -99,6 +99,12 @@ describe('a 3-server ZooKeeper ensemble', () => {
       const key = `${Math.floor(run.start / 1000)}:${run.item}`;
       bySecond.set(key, (bySecond.get(key) ?? new Set()).add(run.pid));
     }
-    expect([...bySecond.entries()].filter(([, pids]) => pids.size > 1)).toEqual([]);
+    const twice = [...bySecond.entries()].filter(([, pids]) => pids.size > 1);
+    // A full run saw items 2 and 3 start on both instances in one second (not reproduced since): their lines say
+    // which firing each start was (a catch-up after a new session, a resharding), so print them when it happens.
+    if (twice.length > 0)
+      for (const member of cluster)
+        process.stderr.write(`--- instance ${member.child.pid}, last lines:\n${member.lines.slice(-80).join('\n')}\n`);
+    expect(twice).toEqual([]);
   });
 });
