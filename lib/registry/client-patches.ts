@@ -1,3 +1,4 @@
+import type { ZxidWatermark } from './zxid-watermark.js';
 import { AnswerQueue, corkEachTick, FrameReader, readNotification } from './client-io.js';
 import type {
   ConnectionManagerInternals,
@@ -53,7 +54,7 @@ export function tapNotifications(
  * writes of one tick are corked. Both hook methods the client binds when it opens a socket, so they are
  * installed before connect().
  */
-export function streamlineIo(manager: ConnectionManagerInternals): void {
+export function streamlineIo(manager: ConnectionManagerInternals, watermark?: ZxidWatermark): void {
   const handleFrame = manager.onSocketData;
   const onConnected = manager.onSocketConnected;
   let framer: FrameReader | undefined;
@@ -66,6 +67,7 @@ export function streamlineIo(manager: ConnectionManagerInternals): void {
     const socket = manager.socket;
     if (!framer || framer.socket !== socket) framer = new FrameReader(socket);
     for (const frame of framer.push(data)) {
+      if (!framer.first) watermark?.see(frame);
       // A node event: read here and handed to the watcher manager as the client would (see readNotification).
       const notification = framer.first ? undefined : readNotification(frame, manager.chrootPath);
       if (notification) {

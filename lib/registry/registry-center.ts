@@ -27,6 +27,11 @@ export interface ConnectionView {
   isConnected(): boolean;
   /** The current session id as 16 hex digits, compared with `NodeStat.ephemeralOwner`. */
   getSessionId(): string | undefined;
+  /**
+   * The highest zxid read from ZooKeeper so far: every change at or below it had happened before now
+   * (zxid-watermark.ts). Optional: a registry center without it orders nothing by it.
+   */
+  seenZxid?(): bigint;
   /** Resolves true when connected, false after `timeoutMs` or when closed. */
   waitForConnection(timeoutMs: number): Promise<boolean>;
   /** CONNECTED, SUSPENDED, RECONNECTED (same or new session), LOST, in order. Returns the unsubscribe call. */

@@ -6,6 +6,7 @@ import juteModule from 'node-zookeeper-client/lib/jute/index.js';
 import { AddWatchRequest } from './add-watch-request.js';
 import type { ConnectionManagerInternals, Jute, RawNotification } from './client-internals.js';
 import { streamlineIo, tapNotifications } from './client-patches.js';
+import type { ZxidWatermark } from './zxid-watermark.js';
 import { installLeanMultiAnswers } from './multi-answer.js';
 import { multiAcl, MultiRequest, type MultiOp } from './multi-request.js';
 import { MULTI_READ, MultiReadRequest, type MultiReadResult } from './multi-read.js';
@@ -156,6 +157,8 @@ export interface ZookeeperClientOptions {
   spinDelayMs: number;
   digest?: string;
   acl: NodeAcl;
+  /** Raised by every frame read (zxid-watermark.ts). */
+  watermark?: ZxidWatermark;
 }
 
 export interface ZookeeperClientEvents {
@@ -192,7 +195,7 @@ export class ZookeeperClientAdapter {
     }
     this.manager = internals(this.client);
     installLeanMultiAnswers(jute);
-    streamlineIo(this.manager);
+    streamlineIo(this.manager, options.watermark);
     tapNotifications(this.manager, EVENT_TYPES, onNotification);
     if (options.digest) this.client.addAuthInfo('digest', Buffer.from(options.digest, 'utf8'));
   }

@@ -95,6 +95,10 @@ export class ZookeeperRegistryCenter implements RegistryCenter {
     return this.session.sessionId;
   }
 
+  seenZxid(): bigint {
+    return this.session.watermark.value();
+  }
+
   /** For fault tests: the current session's id and password, to end the session from another client. */
   getSessionCredentials(): { sessionId: Buffer; sessionPassword: Buffer } | undefined {
     return this.session.credentials();

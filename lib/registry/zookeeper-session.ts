@@ -4,6 +4,7 @@ import { describeError, RegistryError } from '../errors/elastic-job.errors.js';
 import type { ConnectionStateChange } from './registry.types.js';
 import { SilenceMeter } from './silence-meter.js';
 import { type NodeAcl, type RawNotification, ZookeeperClientAdapter } from './zookeeper-client.adapter.js';
+import { ZxidWatermark } from './zxid-watermark.js';
 import type { ZookeeperSettings } from './zookeeper-settings.js';
 
 /**
@@ -160,6 +161,9 @@ export class ZookeeperSession {
 
   // ---------------------------------------------------------------- the state machine
 
+  /** The highest zxid seen, across this holder's sessions (zxid-watermark.ts). */
+  readonly watermark = new ZxidWatermark();
+
   private openClient(): void {
     const generation = ++this.generation;
     const current = (): boolean => generation === this.generation && this.isOpen();
@@ -170,6 +174,7 @@ export class ZookeeperSession {
         spinDelayMs: this.settings.baseSleepTimeMilliseconds,
         digest: this.settings.digest,
         acl: this.acl,
+        watermark: this.watermark,
       },
       (notification) => current() && this.hooks.onNotification(notification),
     );

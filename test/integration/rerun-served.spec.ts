@@ -10,6 +10,7 @@ import {
 } from '../../lib/index.js';
 import { JobNodePath } from '../../lib/job/paths.js';
 import { appOptions, bootApp } from '../support/app.js';
+import { appRegistryCenter } from '../support/jobs.js';
 import { hold, observer, releaseAll } from '../support/resources.js';
 import { eventually, uniqueNamespace } from '../support/zk.js';
 
@@ -86,6 +87,10 @@ describe('a rerun asked while a firing waits before its items', () => {
       'the rerun taken',
     );
     expect(gate.runs).toEqual([]);
+    // The app's registry center has read zxids from ZooKeeper's frames, at least as far as the job's config node
+    // (what orders a rerun reaching the executor after a firing started, rerun-order.ts).
+    const config = await zk.getData('/gated/config');
+    expect(appRegistryCenter(app).seenZxid()).toBeGreaterThanOrEqual(config!.stat.mzxid);
     gate.release();
 
     await eventually(

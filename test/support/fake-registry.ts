@@ -108,6 +108,11 @@ export class FakeZookeeper {
   private readonly nodes = new Map<string, FakeNode>();
   private zxid = 0n;
   private nextSession = 1n;
+
+  /** The zxid of the last change applied. */
+  currentZxid(): bigint {
+    return this.zxid;
+  }
   /** Clients with a live session, by session id: they hear every change. */
   private readonly sessions = new Map<string, FakeRegistryCenter>();
   private readonly clients = new Set<FakeRegistryCenter>();
@@ -466,6 +471,11 @@ export class FakeRegistryCenter implements RegistryCenter {
 
   getSessionId(): string | undefined {
     return this.sessionId;
+  }
+
+  /** The fake server applies every change before it answers: all it has done is seen. */
+  seenZxid(): bigint {
+    return this.server.currentZxid();
   }
 
   waitForConnection(timeoutMs: number): Promise<boolean> {

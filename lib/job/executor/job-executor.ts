@@ -13,6 +13,7 @@ import { IDLE, type FiringSource, type FiringState, type QueuedFiring } from '..
 import type { JobItemExecutor } from '../plugins/item-executor.js';
 import type { ItemInterceptor } from '../../interfaces/item-interceptor.interface.js';
 import { describeItems } from '../../util/item-list.js';
+import { servedByLastStart, type FiringStartMark } from './rerun-order.js';
 import type { ItemLineBook } from '../policies/item-lines.js';
 import type { ItemProgress } from '../../interfaces/sharding-context.interface.js';
 import { itemPolicies } from '../policies/item-policies.js';
@@ -199,7 +200,9 @@ export class JobExecutor {
    * An operator's rerun (`rerun/{instanceId}`): these items of this instance once more now, or once after the current
    * firing, as a manual trigger limited to them (items no longer ours are left out by the firing, with a log).
    */
-  rerun(items: readonly number[]): void {
+  rerun(asked: readonly number[], askedZxid?: bigint): void {
+    const items = this.notStartedSince(asked, askedZxid);
+    if (items.length === 0) return;
     if (!this.triggerPending) this.triggerItems = [...items];
     else if (this.triggerItems !== undefined) this.triggerItems = [...new Set([...this.triggerItems, ...items])];
     this.triggerPending = true;
@@ -207,13 +210,12 @@ export class JobExecutor {
   }
 
   /**
-   * The firing under way starts these items: a rerun asked for them meanwhile, queued behind it, is served by these
-   * starts, which come after the ask. Without this an item handed over by a workflow while this instance's firing
-   * waited for its resharding ran twice, in the firing and then in the rerun (workflow-faults.spec saw it;
-   * docs/operations/operator-api.md, "Running items again"). An item already running when the rerun is asked still
-   * runs again after.
+   * The firing under way starts these items: remembered for reruns that reach this class later (rerun-order.ts), and
+   * a rerun of them queued behind it is served by these starts, which come after its ask ("Running items again").
    */
   private servedByFiring(items: readonly number[]): void {
+    const seen = this.ctx.connection.seenZxid?.();
+    this.lastStart = seen === undefined ? undefined : { items, zxid: seen };
     const asked = this.triggerItems;
     if (!this.triggerPending || asked === undefined) return; // nothing pending, or a trigger: it runs everything
     const left = asked.filter((item) => !items.includes(item));
@@ -227,6 +229,16 @@ export class JobExecutor {
     this.clearManualFiring();
     const state = this.state;
     if (state.phase === 'FIRING' && state.queued === 'TRIGGER') this.state = { ...state, queued: undefined };
+  }
+
+  private lastStart: FiringStartMark | undefined;
+
+  /** The rerun's items less those the last firing started after it was asked (rerun-order.ts). */
+  private notStartedSince(items: readonly number[], askedZxid: bigint | undefined): readonly number[] {
+    const served = servedByLastStart(items, askedZxid, this.lastStart);
+    if (served.length === 0) return items;
+    this.ctx.logger.log(`rerun of items [${describeItems(served)}] served by the firing that started them after it`);
+    return items.filter((item) => !served.includes(item));
   }
 
   /** A manual firing was asked for and has not started yet (its parameter and items wait in the two fields above). */

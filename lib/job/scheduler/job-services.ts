@@ -149,7 +149,7 @@ export function wireJobServices(
     new RescheduleReactions(ctx, config, (changed) => trigger.reschedule(changed.cron, changed.timeZone)),
     new ShutdownReactions(ctx, instances, () => hooks.onOwnInstanceDeleted()),
     new TriggerReactions(ctx, (jobParameter) => executor.trigger(jobParameter)),
-    new RerunReactions(ctx, (items) => executor.rerun(items)),
+    new RerunReactions(ctx, (items, askedZxid) => executor.rerun(items, askedZxid)),
     new ExecutionQueryReactions(ctx, settings.executionLog, () => executor.progress()),
   ]);
   return {

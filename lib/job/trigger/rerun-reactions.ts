@@ -14,7 +14,8 @@ const ITEMS = /^\d{1,9}(,\d{1,9})*$/;
 export class RerunReactions implements ClusterChangeHandler {
   constructor(
     private readonly ctx: JobContext,
-    private readonly onRerun: (items: number[]) => void,
+    /** With the node's zxid: where the ask stands in ZooKeeper's order (job-executor.ts, rerun()). */
+    private readonly onRerun: (items: number[], askedZxid: bigint) => void,
   ) {}
 
   onChange(event: TreeEvent): void {
@@ -23,12 +24,14 @@ export class RerunReactions implements ClusterChangeHandler {
       // Consumed by its target, at the version read: items an operator adds meanwhile change the version, and are
       // read on the next attempt rather than deleted unseen.
       let held: string | undefined;
+      let askedZxid = 0n;
       for (let attempt = 1; held === undefined; attempt++) {
         const node = await this.ctx.storage.direct.node(event.path);
         if (node === undefined) return; // consumed already
         try {
           await this.ctx.storage.transaction([{ op: 'remove', path: event.path, version: node.stat.version }]);
           held = node.data.toString('utf8');
+          askedZxid = node.stat.mzxid;
         } catch (error) {
           const code = registryErrorCode(error);
           if (code === 'NO_NODE') return;
@@ -42,7 +45,7 @@ export class RerunReactions implements ClusterChangeHandler {
         );
         return;
       }
-      this.onRerun([...new Set(held.split(',').map(Number))]);
+      this.onRerun([...new Set(held.split(',').map(Number))], askedZxid);
     });
   }
 }
