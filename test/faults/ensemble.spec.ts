@@ -111,7 +111,7 @@ describe('a 3-server ZooKeeper ensemble', () => {
     );
     if (twice.length > 0 || overlaps.length > 0)
       for (const member of cluster)
-        process.stderr.write(`--- instance ${member.child.pid}, last lines:\n${member.lines.slice(-80).join('\n')}\n`);
+        process.stderr.write(`--- instance ${member.child.pid}, all its lines:\n${member.lines.join('\n')}\n`);
     expect(twice).toEqual([]);
     expect(overlaps).toEqual([]);
   });
