@@ -13,10 +13,12 @@ import { IDLE, type FiringSource, type FiringState, type QueuedFiring } from '..
 import type { JobItemExecutor } from '../plugins/item-executor.js';
 import type { ItemInterceptor } from '../../interfaces/item-interceptor.interface.js';
 import { describeItems } from '../../util/item-list.js';
-import { servedByLastStart, type FiringStartMark } from './rerun-order.js';
+import { ManualFirings, type ManualFiring } from './manual-firings.js';
 import type { ItemLineBook } from '../policies/item-lines.js';
 import type { ItemProgress } from '../../interfaces/sharding-context.interface.js';
 import { itemPolicies } from '../policies/item-policies.js';
+
+const NO_MANUAL_FIRING: ManualFiring = { jobParameter: undefined, onlyItems: undefined };
 
 function describeFailure(error: unknown): string {
   if (error instanceof AggregateError) return `${error.message}: ${error.errors.map(describeFailure).join('; ')}`;
@@ -37,13 +39,8 @@ function describeFailure(error: unknown): string {
 export class JobExecutor {
   private state: FiringState = IDLE;
   private readonly hooks: FiringHookRunner;
-  /** The job parameter the pending manual trigger carries, taken by the TRIGGER firing that starts next. */
-  private triggerParameter: string | undefined;
-  /**
-   * The items the pending manual firing is limited to (reruns: `rerun/{instanceId}`), or undefined for all of this
-   * instance's: a trigger queued beside reruns runs everything, reruns queued together run their items together.
-   */
-  private triggerItems: number[] | undefined;
+  /** The trigger or rerun waiting to start, and what it carries. */
+  private readonly manual: ManualFirings;
   readonly events: ExecutionEvents;
   private readonly report: FiringReport;
   private readonly markers: FiringMarkers;
@@ -65,6 +62,7 @@ export class JobExecutor {
     lineBook?: ItemLineBook,
   ) {
     this.events = new ExecutionEvents(ctx.logger);
+    this.manual = new ManualFirings(ctx.logger, () => ctx.connection.seenZxid?.());
     this.report = new FiringReport(ctx, this.events, (items) => this.servedByFiring(items));
     this.markers = new FiringMarkers(ctx, execution, failover);
     this.dispatch = new ItemDispatch(ctx, itemExecutor, this.report, interceptors, maxConcurrentItems, lineBook);
@@ -190,9 +188,7 @@ export class JobExecutor {
    * the job's for that run (triggers queued behind a firing collapse into one run: the last parameter wins).
    */
   trigger(jobParameter?: string): void {
-    this.triggerParameter = jobParameter;
-    this.triggerItems = undefined;
-    this.triggerPending = true;
+    this.manual.trigger(jobParameter);
     this.request('TRIGGER');
   }
 
@@ -201,12 +197,7 @@ export class JobExecutor {
    * firing, as a manual trigger limited to them (items no longer ours are left out by the firing, with a log).
    */
   rerun(asked: readonly number[], askedZxid?: bigint): void {
-    const items = this.notStartedSince(asked, askedZxid);
-    if (items.length === 0) return;
-    if (!this.triggerPending) this.triggerItems = [...items];
-    else if (this.triggerItems !== undefined) this.triggerItems = [...new Set([...this.triggerItems, ...items])];
-    this.triggerPending = true;
-    this.request('TRIGGER');
+    if (this.manual.rerun(asked, askedZxid)) this.request('TRIGGER');
   }
 
   /**
@@ -214,40 +205,9 @@ export class JobExecutor {
    * a rerun of them queued behind it is served by these starts, which come after its ask ("Running items again").
    */
   private servedByFiring(items: readonly number[]): void {
-    const seen = this.ctx.connection.seenZxid?.();
-    this.lastStart = seen === undefined ? undefined : { items, zxid: seen };
-    const asked = this.triggerItems;
-    if (!this.triggerPending || asked === undefined) return; // nothing pending, or a trigger: it runs everything
-    const left = asked.filter((item) => !items.includes(item));
-    if (left.length === asked.length) return;
-    const served = asked.filter((item) => items.includes(item));
-    this.ctx.logger.log(`rerun of items [${describeItems(served)}] served by the firing starting them now`);
-    if (left.length > 0) {
-      this.triggerItems = left;
-      return;
-    }
-    this.clearManualFiring();
+    if (!this.manual.started(items)) return;
     const state = this.state;
     if (state.phase === 'FIRING' && state.queued === 'TRIGGER') this.state = { ...state, queued: undefined };
-  }
-
-  private lastStart: FiringStartMark | undefined;
-
-  /** The rerun's items less those the last firing started after it was asked (rerun-order.ts). */
-  private notStartedSince(items: readonly number[], askedZxid: bigint | undefined): readonly number[] {
-    const served = servedByLastStart(items, askedZxid, this.lastStart);
-    if (served.length === 0) return items;
-    this.ctx.logger.log(`rerun of items [${describeItems(served)}] served by the firing that started them after it`);
-    return items.filter((item) => !served.includes(item));
-  }
-
-  /** A manual firing was asked for and has not started yet (its parameter and items wait in the two fields above). */
-  private triggerPending = false;
-
-  private clearManualFiring(): void {
-    this.triggerParameter = undefined;
-    this.triggerItems = undefined;
-    this.triggerPending = false;
   }
 
   /** Stop starting firings; resolves when the current one is over, or false at `timeoutMs` (then aborts items). */
@@ -299,7 +259,7 @@ export class JobExecutor {
   private request(source: QueuedFiring): void {
     const state = this.state;
     if (state.phase === 'STOPPED') {
-      this.clearManualFiring();
+      this.manual.clear();
       return;
     }
     if (state.phase === 'FIRING') {
@@ -324,9 +284,7 @@ export class JobExecutor {
     this.state = rejoining
       ? { phase: 'FIRING', source, done, missed, queued: undefined, rejoining }
       : { phase: 'FIRING', source, done, missed, queued: undefined };
-    const jobParameter = source === 'TRIGGER' ? this.triggerParameter : undefined;
-    const onlyItems = source === 'TRIGGER' ? this.triggerItems : undefined;
-    if (source === 'TRIGGER') this.clearManualFiring();
+    const { jobParameter, onlyItems } = source === 'TRIGGER' ? this.manual.take() : NO_MANUAL_FIRING;
     const ended = (): void => {
       this.onFiringEnded();
       settle();
@@ -354,7 +312,7 @@ export class JobExecutor {
       : { phase: 'IDLE', missed: state.missed };
     // The one queue slot may hold a failover claim while a manual firing (trigger, rerun) waits too: that one runs
     // after, never dropped.
-    const next = state.queued ?? (this.triggerPending ? 'TRIGGER' : undefined);
+    const next = state.queued ?? (this.manual.isPending ? 'TRIGGER' : undefined);
     if (next !== undefined) this.start(next);
   }
 
