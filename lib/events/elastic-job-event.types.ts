@@ -108,11 +108,20 @@ export interface FiringSkippedEvent extends JobEventBase {
   /**
    * A firing ran no item here, and why: not connected to ZooKeeper; `rejoining` a new session; its items still
    * running from an earlier firing (`items-still-running`, flagged as misfired) or the previous firing still running
-   * here (`previous-firing-running`); `no-items` of the job are this instance's; or `halted`: an operator shut the
-   * job down here before its items started.
+   * here (`previous-firing-running`); `no-items` of the job are this instance's; `halted`: an operator shut the
+   * job down here before its items started; or `overtaken`: the resharding it waited for ended after the next
+   * instant came, so its `items` run once as that instant's catch-up (`CATCH_UP`) instead of late for this one
+   * (docs/guide/guarantees.md).
    */
   type: 'firing.skipped';
-  reason: 'not-connected' | 'rejoining' | 'items-still-running' | 'previous-firing-running' | 'no-items' | 'halted';
+  reason:
+    | 'not-connected'
+    | 'rejoining'
+    | 'items-still-running'
+    | 'previous-firing-running'
+    | 'no-items'
+    | 'halted'
+    | 'overtaken';
   items: number[];
 }
 

@@ -342,6 +342,41 @@ describe('the executor state machine (JobScheduler on the fake registry, fake ti
     await c.close();
   });
 
+  it('a firing whose resharding ends after the next instant runs its items once, as its catch-up: never twice for one instant', async () => {
+    // test/faults/ensemble.spec.ts met it: the leader fired an instant before the flag for a joining peer reached it,
+    // so it ran every item under the old assignment and resharded at the next instant; the peer, which had seen the
+    // flag and waited, then ran its new items for the instant already fired.
+    const a = await startJob('2026-01-01T00:00:00.500Z');
+    a.items.hold();
+    await vi.advanceTimersByTimeAsync(490); // 00:00:00.990: a's firing of 00:00:01 prepared, both items a's
+    await settle(a);
+    const b = await startJob('', {}, { zk: a.zk, pid: 2 }); // joins now; a's listener sets the resharding flag
+    await settle(a);
+    expect(a.zk.get('/ns/job/leader/sharding/necessary')).toBeDefined();
+    await vi.advanceTimersByTimeAsync(10); // 00:00:01: a starts both; b's firing waits for the resharding
+    await settle(b);
+    expect(a.items.calls.sort()).toEqual([0, 1]);
+    await vi.advanceTimersByTimeAsync(500);
+    a.items.release();
+    await settle(a);
+    await vi.advanceTimersByTimeAsync(500); // 00:00:02: a reshards in this firing; b's waiting firing is overtaken
+    for (let i = 0; i < 3; i++) {
+      await settle(a);
+      await settle(b);
+    }
+    const startedFor = (job: Job, instant: string): number[] =>
+      job.events.flatMap((event) =>
+        event.name === 'item-started' && event.scheduledTime?.toISOString() === instant ? [event.shardingItem] : [],
+      );
+    const first = '2026-01-01T00:00:01.000Z';
+
+    expect([...startedFor(a, first), ...startedFor(b, first)].sort()).toEqual([0, 1]);
+    const bItem = [0, 1].find((item) => a.zk.get(`/ns/job/sharding/${item}/instance`)?.data === '10.0.0.1@-@2');
+    expect(b.items.calls).toEqual([bItem]);
+    expect(summary(b.events)).toContain(`firing-skipped CRON overtaken [${bItem}]`);
+    expect(summary(b.events)).toContain(`item-started CATCH_UP ${bItem}`);
+  });
+
   it('flags resharding again for a peer whose server was disabled while the leader sharded', async () => {
     const a = await startJob('2026-01-01T00:00:00.500Z', { cron: '0 0 0 1 1 *' });
     const c = await a.zk.connect('ns');

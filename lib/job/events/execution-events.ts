@@ -22,7 +22,14 @@ export interface ExecutionEventMap {
      * `rejoining`: connected with a new session, not registered on it yet (caught up once it is). `no-items`: none
      * of the job's items is this instance's (or they are all disabled or taken over).
      */
-    reason: 'not-connected' | 'rejoining' | 'items-still-running' | 'previous-firing-running' | 'no-items' | 'halted';
+    reason:
+      | 'not-connected'
+      | 'rejoining'
+      | 'items-still-running'
+      | 'previous-firing-running'
+      | 'no-items'
+      | 'halted'
+      | 'overtaken';
     items: number[];
   };
   /** `scheduledTime`: the cron instant, for a firing at one. */

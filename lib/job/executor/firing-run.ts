@@ -126,10 +126,21 @@ export class FiringRun {
       }
     }
     const resharding = this.sharding.isNeedSharding();
-    if (this.sharding.mayNeedSharding(config)) await this.sharding.shardingIfNecessary(config);
+    let overtaken = false;
+    if (this.sharding.mayNeedSharding(config)) {
+      const missedBefore = this.machine.missed();
+      // A resharding is done on its firing's instant, not ahead of it: a firing of the next instant then never
+      // reshards before that instant, which makes "ended after the next instant" below mean "done by a firing of a
+      // later instant than ours".
+      while (scheduledAt !== undefined && scheduledAt > Date.now()) await untilInstant(scheduledAt);
+      await this.sharding.shardingIfNecessary(config);
+      // The next instant came during the resharding (overlap() flagged it): see overtakenByNextInstant.
+      overtaken = scheduledAt !== undefined && onlyItems === undefined && !missedBefore && this.machine.missed();
+    }
     if (resharding && this.preparingSince !== undefined) this.preparingSince = Date.now();
     config = withParameter(this.config.load());
     const items = this.limitTo(this.localItems(config), onlyItems);
+    overtaken &&= config.misfire && items.length > 0;
     if (
       config.monitorExecution &&
       this.execution.anyMarkerCached(items) &&
@@ -151,7 +162,8 @@ export class FiringRun {
       source,
       () => this.machine.stopped(),
       async () => {
-        await this.execute(items, config, source, false, scheduledAt);
+        if (overtaken) await this.overtakenByNextInstant(items, config, source);
+        else await this.execute(items, config, source, false, scheduledAt);
         // Each step awaited only when it has something to do (the steady state: neither), as above.
         const afterMisfired = this.runMisfired(config);
         config = afterMisfired instanceof Promise ? await afterMisfired : afterMisfired;
@@ -159,6 +171,28 @@ export class FiringRun {
         if (config.failover) await this.claimFailover(config);
       },
     );
+  }
+
+  /**
+   * A cron firing whose resharding ended after the next instant came here runs its items once, as that instant's
+   * catch-up, not late for its own instant and again right behind. A resharding is done on its firing's instant, so
+   * this one was done by a firing of a later instant: the leader had fired ours with the assignment before it (the
+   * flag reached it after its look), and items that moved here already ran for our instant on their old owner
+   * (test/faults/ensemble.spec.ts: a peer that joined ran them a second time). ElasticJob runs both
+   * (ElasticJobExecutor.execute, then its misfire loop); with `misfire` off nothing is caught up, so both run.
+   */
+  private async overtakenByNextInstant(items: number[], config: JobConfiguration, source: FiringSource): Promise<void> {
+    this.ctx.logger.log(
+      `the resharding this firing waited for ended after the next instant: items [${describeItems(items)}] run ` +
+        'once, as its catch-up',
+    );
+    this.report.skipped(source, 'overtaken', items);
+    this.machine.setMissed(false);
+    if (config.monitorExecution) {
+      const flagged = this.execution.getMisfiredItems(items);
+      if (flagged.length > 0) await this.execution.clearMisfire(flagged);
+    }
+    await this.execute(items, config, 'CATCH_UP');
   }
 
   /** A rerun's items among this instance's; those that are not (moved, disabled, out of range) are logged. */
