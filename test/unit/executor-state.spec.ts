@@ -256,6 +256,30 @@ describe('the executor state machine (JobScheduler on the fake registry, fake ti
     ]);
   });
 
+  it('a trigger asked while disconnected or rejoining runs once back, with its job parameter and items', async () => {
+    const job = await startJob('2026-01-01T00:00:00.500Z', { cron: '0 0 0 1 1 *', jobParameter: 'cron' });
+    await job.registry.disconnect();
+    executorOf(job).trigger('asked');
+    await settle(job);
+    expect(job.items.calls).toEqual([]);
+    await job.registry.reconnect();
+    await settle(job);
+    expect(job.items.calls.sort()).toEqual([0, 1]);
+    expect([...job.items.contexts.values()].map((context) => context.jobParameter)).toEqual(['asked', 'asked']);
+    // A new session: kept until the instance is registered on it, then only the rerun's item.
+    await job.registry.expire({ reconnect: false });
+    executorOf(job).rerun([1]);
+    await settle(job);
+    await job.registry.reconnect();
+    await settle(job);
+    expect(job.scheduler.status().health.registration).toBe('ok');
+    expect(job.items.calls.slice(2)).toEqual([1]);
+    expect(summary(job.events).filter((line) => line.startsWith('firing-started'))).toEqual([
+      'firing-started TRIGGER [0,1]',
+      'firing-started TRIGGER [1]',
+    ]);
+  });
+
   it('catches a skipped firing up after a new session too, once the instance is registered again', async () => {
     const job = await startJob('2026-01-01T00:00:09.500Z', { cron: '*/10 * * * * *' });
     const instanceNode = `/ns/job/instances/${INSTANCE}`;
@@ -300,7 +324,9 @@ describe('the executor state machine (JobScheduler on the fake registry, fake ti
     await a.registry.reconnect();
     await settleBoth();
     expect(a.items.calls).toEqual([mine]); // not its old item again from its stale view: b owns it now
-    expect(summary(a.events)).toContain('firing-skipped TRIGGER rejoining []');
+    // The trigger was kept until a was registered again; started then, it waits for b to reshard.
+    expect(summary(a.events)).not.toContain('firing-skipped TRIGGER rejoining []');
+    expect(stateOf(a)).toMatchObject({ phase: 'FIRING', source: 'TRIGGER' });
     expect(a.scheduler.status().health.registration).toBe('ok');
   });
 

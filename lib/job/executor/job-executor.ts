@@ -165,7 +165,13 @@ export class JobExecutor {
    * short disconnect (a ZooKeeper server stopping, a leader election in the ensemble) delays work, not drops it.
    */
   catchUpAfterReconnect(): void {
-    if (this.state.phase !== 'IDLE' || !this.state.missed || !this.config.load().misfire) return;
+    if (this.state.phase !== 'IDLE') return;
+    if (this.manual.isPending) {
+      // The trigger or rerun kept while away, with its parameter and items; its misfire loop runs the catch-up.
+      this.start('TRIGGER');
+      return;
+    }
+    if (!this.state.missed || !this.config.load().misfire) return;
     this.setMissed(false);
     this.ctx.logger.log('connected again: running the firing skipped while disconnected');
     this.start('CATCH_UP');
@@ -277,6 +283,11 @@ export class JobExecutor {
   /** IDLE → FIRING. The state is set before the firing's first step runs, so that step sees it. */
   private start(source: FiringSource, scheduledAt?: number): void {
     if (this.state.phase !== 'IDLE') return;
+    if (source === 'TRIGGER' && (this.rejoining || !this.ctx.connection.isConnected())) {
+      // Started now, it would be skipped and caught up as a plain catch-up: its job parameter and items lost.
+      this.ctx.logger.log('manual firing kept: it starts once connected to ZooKeeper and registered again');
+      return;
+    }
     let settle!: () => void;
     const done = new Promise<void>((resolve) => (settle = resolve));
     const { missed, rejoining } = this.state as { missed: boolean; rejoining?: true };
