@@ -1,6 +1,6 @@
 import { afterEach, describe, expect, it } from 'vitest';
 import { LocalZookeeper } from '../../lib/devtools/local-zookeeper.js';
-import { ClusterInstance, waitForRuns, type ClusterOptions } from '../support/cluster.js';
+import { ClusterInstance, waitForRuns, type ClusterOptions, type StartEvent } from '../support/cluster.js';
 import { hold, observer, proxyTo, releaseAll } from '../support/resources.js';
 import { eventually, uniqueNamespace, zkConnect } from '../support/zk.js';
 
@@ -82,14 +82,14 @@ describe('connection faults', () => {
       }),
     );
     await Promise.all(cluster.map((i) => i.waitForLine(/^READY$/, 60_000)));
-    await waitForRuns(
-      cluster,
-      () => cluster.some((i) => i.starts().some((s) => s.item === 0)),
-      30_000,
-      'item 0 started',
-    );
-    const victimIndex = cluster.findIndex((i) => i.starts().some((s) => s.item === 0));
+    // Item 0 running now (started, not ended): on a loaded machine the instances get ready seconds apart, and the
+    // first to be ready may have run item 0 to its end already.
+    const running = (i: ClusterInstance): StartEvent | undefined =>
+      i.starts().find((s) => s.item === 0 && !i.runs().some((r) => r.item === 0 && r.start === s.start));
+    await waitForRuns(cluster, () => cluster.some((i) => running(i) !== undefined), 30_000, 'item 0 running');
+    const victimIndex = cluster.findIndex((i) => running(i) !== undefined);
     const victim = cluster[victimIndex]!;
+    const victimStart = running(victim)!.start;
     proxies[victimIndex]!.freeze();
     const frozenAt = Date.now();
     const peers = cluster.filter((i) => i !== victim);
@@ -104,11 +104,11 @@ describe('connection faults', () => {
     );
     await waitForRuns(
       [victim],
-      () => victim.runs().some((r) => r.item === 0),
+      () => victim.runs().some((r) => r.item === 0 && r.start === victimStart),
       20_000,
       'the victim run of item 0 ending',
     );
-    const victimRun = victim.runs().find((r) => r.item === 0)!;
+    const victimRun = victim.runs().find((r) => r.item === 0 && r.start === victimStart)!;
     const takeover = peers.flatMap((p) => p.starts()).find((s) => s.item === 0 && s.start > frozenAt)!;
     expect(victimRun.aborted).toBe(true);
     const overlap = victimRun.abortedAt! - takeover.start;

@@ -164,7 +164,14 @@ export async function waitForRuns(
 ): Promise<void> {
   const deadline = Date.now() + timeoutMs;
   while (!check()) {
-    if (Date.now() > deadline) throw new Error(`timed out after ${timeoutMs} ms waiting for ${what}`);
+    if (Date.now() > deadline) {
+      // What each instance said is the only trace of why (a bound met on a loaded machine, or a defect).
+      for (const instance of instances)
+        process.stderr.write(
+          `--- instance ${instance.child.pid}, its last 80 lines:\n${instance.lines.slice(-80).join('\n')}\n`,
+        );
+      throw new Error(`timed out after ${timeoutMs} ms waiting for ${what}`);
+    }
     // Wake on the next line from any instance (event-driven), at most every 250 ms to re-check the clock.
     await Promise.race([
       ...instances.map((i) =>
