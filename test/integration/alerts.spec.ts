@@ -313,6 +313,44 @@ describe('throttling', () => {
   });
 });
 
+describe('a job that stops', () => {
+  it('gives its alerts under way a moment, then gives them up: a hanging receiver holds neither the stop nor the process', async () => {
+    vi.spyOn(Logger.prototype, 'error').mockImplementation(() => undefined);
+    const warnings = vi.spyOn(Logger.prototype, 'warn');
+    const robot = await startRobot();
+    hold(() => robot.close());
+    const { registry } = await boot();
+    await registry.addJob(
+      {
+        jobName: 'stops-alerting',
+        cron: YEARLY,
+        shardingTotalCount: 1,
+        jobErrorHandlerType: 'WEBHOOK',
+        props: { 'webhook.url': `${robot.base}/hang`, 'webhook.readTimeoutMilliseconds': '600000' },
+      },
+      failing('ledger locked'),
+    );
+    await registry.trigger('stops-alerting');
+    await eventually(
+      () => robot.hanging,
+      (n) => n === 1,
+      20_000,
+      'the alert being delivered',
+    );
+    await registry.removeJob('stops-alerting');
+    // The job's stop closed the delivery's connection (its own timeout was ten minutes away).
+    await eventually(
+      () => robot.hanging,
+      (n) => n === 0,
+      20_000,
+      'the delivery given up',
+    );
+    const said = warnings.mock.calls.map((call) => String(call[0]));
+    expect(said).toContain("1 alert(s) by WEBHOOK not delivered within 5000 ms of the job's stop: given up");
+    expect(said.filter((line) => line.startsWith('the WEBHOOK alert channel is unavailable'))).toEqual([]);
+  });
+});
+
 describe('never worse than no alert', () => {
   it('a refusing SMTP server, a hanging and a timing-out webhook: items and firings as with LOG; a line per outage', async () => {
     vi.spyOn(Logger.prototype, 'error').mockImplementation(() => undefined);

@@ -54,7 +54,11 @@ export async function startRobot(secret = ''): Promise<LocalRobot> {
         response.setHeader('content-type', 'application/json');
         response.end(JSON.stringify(answer));
       };
-      if (url.pathname === '/hang') return void held.add(response);
+      if (url.pathname === '/hang') {
+        // Held until the client gives up (its timeout, or the job's stop) or the robot closes.
+        response.on('close', () => held.delete(response));
+        return void held.add(response);
+      }
       if (url.pathname === '/down') {
         response.statusCode = 500;
         return void response.end('internal error');

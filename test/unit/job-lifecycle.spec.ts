@@ -142,12 +142,13 @@ describe('the teardown plan', () => {
         'remove-leader-node',
         'remove-instance-node',
         'close-cache',
+        'close-alerts',
       ],
     ],
     [
       'graceful, never registered',
       { peersSeeUsGone: false, wasRegistered: false },
-      ['halt-new-work', 'drain-items', 'stop-reactions', 'close-cache'],
+      ['halt-new-work', 'drain-items', 'stop-reactions', 'close-cache', 'close-alerts'],
     ],
     [
       // Peers already see it gone: nothing may start before anything is awaited, and the leadership goes first.
@@ -161,6 +162,7 @@ describe('the teardown plan', () => {
         'drain-items',
         'remove-running-markers',
         'close-cache',
+        'close-alerts',
       ],
     ],
   ])('%s', (_name, plan, steps) => {

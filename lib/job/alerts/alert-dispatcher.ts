@@ -13,20 +13,25 @@ export type AlertSend = (
   message: AlertMessage,
   props: Readonly<Record<string, string>>,
   context: { shardingItem: number; taskId: string },
+  /** Aborted when the job stops here and the delivery is given up (AlertDispatcher.close). */
+  signal: AbortSignal,
 ) => Promise<void>;
 
-export const sendAlert: AlertSend = (type, message, props, context) => {
+export const sendAlert: AlertSend = (type, message, props, context, signal) => {
   switch (type) {
     case 'EMAIL':
-      return sendEmail(message, props);
+      return sendEmail(message, props, signal);
     case 'WECHAT':
-      return sendWechat(message, props);
+      return sendWechat(message, props, signal);
     case 'DINGTALK':
-      return sendDingtalk(message, props);
+      return sendDingtalk(message, props, signal);
     case 'WEBHOOK':
-      return sendWebhook(message, props, context);
+      return sendWebhook(message, props, context, signal);
   }
 };
+
+/** How long a job's stop waits for the alerts still being delivered before it gives them up. */
+export const ALERT_CLOSE_GRACE_MS = 5_000;
 
 /** Alerts of one job being delivered at once, at most: past it an alert is dropped and counted as not delivered. */
 export const MAX_ALERTS_IN_FLIGHT = 8;
@@ -43,6 +48,8 @@ export class AlertDispatcher {
   private readonly outage: OutageLog;
   /** The deliveries under way. */
   private readonly pending = new Set<Promise<void>>();
+  /** Aborted by close(): the deliveries still under way are given up. */
+  private readonly closing = new AbortController();
 
   constructor(
     readonly type: AlertHandlerType,
@@ -61,7 +68,28 @@ export class AlertDispatcher {
     while (this.pending.size > 0) await Promise.all([...this.pending]);
   }
 
+  /**
+   * The job stops here: alerts still being delivered get `graceMs` to arrive, then they are given up (their sockets
+   * closed, one line saying how many), so that a hanging receiver holds neither the app's shutdown nor its process.
+   */
+  async close(graceMs = ALERT_CLOSE_GRACE_MS): Promise<void> {
+    if (this.closing.signal.aborted) return;
+    if (this.pending.size > 0) {
+      let timer: NodeJS.Timeout | undefined;
+      await Promise.race([this.idle(), new Promise<void>((resolve) => (timer = setTimeout(resolve, graceMs)))]);
+      clearTimeout(timer);
+    }
+    const left = this.pending.size;
+    this.closing.abort(new Error('the job stopped on this instance'));
+    if (left > 0)
+      this.logger.warn(
+        `${left} alert(s) by ${this.type} not delivered within ${graceMs} ms of the job's stop: given up`,
+      );
+    await this.idle();
+  }
+
   alert(jobName: string, error: unknown, context: Pick<ShardingContext, 'shardingItem' | 'taskId'>): void {
+    if (this.closing.signal.aborted) return;
     const admitted = this.throttle.admit(error);
     if (!admitted.send) return;
     const props = this.props();
@@ -73,7 +101,13 @@ export class AlertDispatcher {
     // Sent from the next turn of the event loop: nothing of it runs on the item's path.
     const delivery = new Promise<void>((resolve) => setImmediate(resolve))
       .then(() =>
-        this.send(this.type, alertMessage(jobName, error, context, admitted.heldBack, this.windowMs()), props, where),
+        this.send(
+          this.type,
+          alertMessage(jobName, error, context, admitted.heldBack, this.windowMs()),
+          props,
+          where,
+          this.closing.signal,
+        ),
       )
       .then(
         () => {
@@ -81,7 +115,10 @@ export class AlertDispatcher {
           // ElasticJob's handlers log each sent alert ("an email has been sent successfully"): at most one a window.
           this.logger.log(`an alert of item ${context.shardingItem}'s failure was sent by ${this.type}`);
         },
-        (failure: unknown) => this.outage.failed(failure, 'alerts are not sent until it answers'),
+        (failure: unknown) => {
+          // Given up at the job's stop: said once by close(), not an outage of the channel.
+          if (!this.closing.signal.aborted) this.outage.failed(failure, 'alerts are not sent until it answers');
+        },
       )
       .finally(() => this.pending.delete(delivery));
     this.pending.add(delivery);

@@ -44,7 +44,11 @@ const SOCKET_TIMEOUT_MS = 30_000;
  * `email.ssl.trust` as JavaMail's `mail.smtp.ssl.trust`: `*` trusts any certificate, a list of hosts (separated by
  * spaces) trusts theirs, otherwise the certificate is verified.
  */
-export async function sendEmail(message: AlertMessage, props: Readonly<Record<string, string>>): Promise<void> {
+export async function sendEmail(
+  message: AlertMessage,
+  props: Readonly<Record<string, string>>,
+  signal?: AbortSignal,
+): Promise<void> {
   const mailer = await loadNodemailer();
   const host = props['email.host']!.trim();
   const port = intProp(props, 'email.port', 0);
@@ -62,6 +66,9 @@ export async function sendEmail(message: AlertMessage, props: Readonly<Record<st
     // print the AUTH exchange, the password with it.
     logger: false,
   });
+  // Given up (the job stopped here): closing the transport ends the conversation, and sendMail rejects.
+  const giveUp = (): void => transport.close();
+  signal?.addEventListener('abort', giveUp, { once: true });
   try {
     await transport.sendMail({
       from: props['email.from']!.trim(),
@@ -82,6 +89,7 @@ export async function sendEmail(message: AlertMessage, props: Readonly<Record<st
       `SMTP ${host}:${port}: ${typeof code === 'string' ? `${code} ` : ''}${text}`,
     );
   } finally {
+    signal?.removeEventListener('abort', giveUp);
     transport.close();
   }
 }

@@ -14,7 +14,11 @@ interface RobotAnswer {
  * {"content": keyword + text}}`, and with a secret the URL signed: `&timestamp=<ms>&sign=<HMAC-SHA256 of
  * "timestamp\nsecret" keyed by the secret, base64, URL-encoded>`.
  */
-export async function sendDingtalk(message: AlertMessage, props: Readonly<Record<string, string>>): Promise<void> {
+export async function sendDingtalk(
+  message: AlertMessage,
+  props: Readonly<Record<string, string>>,
+  signal?: AbortSignal,
+): Promise<void> {
   const url = new URL(props['dingtalk.webhook']!.trim());
   const secret = props['dingtalk.secret'];
   if (secret) {
@@ -23,7 +27,7 @@ export async function sendDingtalk(message: AlertMessage, props: Readonly<Record
     url.searchParams.set('sign', dingtalkSignature(timestamp, secret));
   }
   const content = `${props['dingtalk.keyword'] ?? ''}${message.text}`;
-  await postRobot('DingTalk', url, { msgtype: 'text', text: { content } }, timeouts(props, 'dingtalk'));
+  await postRobot('DingTalk', url, { msgtype: 'text', text: { content } }, timeouts(props, 'dingtalk'), signal);
 }
 
 /** The signature DingTalk's robot checks (its "加签" security setting), as ElasticJob generates it. */
@@ -32,10 +36,14 @@ export function dingtalkSignature(timestamp: string, secret: string): string {
 }
 
 /** WeCom's group robot, as ElasticJob's WechatJobErrorHandler.java posts to it: `{"msgtype":"text","text":{...}}`. */
-export async function sendWechat(message: AlertMessage, props: Readonly<Record<string, string>>): Promise<void> {
+export async function sendWechat(
+  message: AlertMessage,
+  props: Readonly<Record<string, string>>,
+  signal?: AbortSignal,
+): Promise<void> {
   const url = new URL(props['wechat.webhook']!.trim());
   const content = cutToBytes(message.text, WECOM_MAX_TEXT_BYTES);
-  await postRobot('WeCom', url, { msgtype: 'text', text: { content } }, timeouts(props, 'wechat'));
+  await postRobot('WeCom', url, { msgtype: 'text', text: { content } }, timeouts(props, 'wechat'), signal);
 }
 
 /** WeCom's group robot takes a text message of at most 2048 bytes of UTF-8, as its API documents. */
@@ -62,16 +70,23 @@ export async function sendWebhook(
   message: AlertMessage,
   props: Readonly<Record<string, string>>,
   context: { shardingItem: number; taskId: string },
+  signal?: AbortSignal,
 ): Promise<void> {
   const url = new URL(props['webhook.url']!.trim());
   const body = { text: message.text, jobName: message.jobName, ...context };
-  const response = await post(url, body, timeouts(props, 'webhook'));
+  const response = await post(url, body, timeouts(props, 'webhook'), signal);
   if (response.status < 200 || response.status > 299)
     throw new DependencyUnavailableError(url.origin, `${url.origin} answered HTTP ${response.status}`);
 }
 
-async function postRobot(robot: string, url: URL, body: unknown, limits: Timeouts): Promise<void> {
-  const response = await post(url, body, limits);
+async function postRobot(
+  robot: string,
+  url: URL,
+  body: unknown,
+  limits: Timeouts,
+  signal: AbortSignal | undefined,
+): Promise<void> {
+  const response = await post(url, body, limits, signal);
   // ElasticJob takes HTTP 200 with errcode "0" as sent; anything else is logged as not sent.
   if (response.status !== 200)
     throw new DependencyUnavailableError(url.origin, `${robot} answered HTTP ${response.status}`);
@@ -105,15 +120,22 @@ function timeouts(props: Readonly<Record<string, string>>, prefix: string): Time
  * and the answer's reading by the read timeout (as the HTTP job type does: http-item-executor.ts). Errors name the
  * URL's origin only: its path and query may carry the robot's token.
  */
-async function post(url: URL, body: unknown, limits: Timeouts): Promise<{ status: number; text: string }> {
+async function post(
+  url: URL,
+  body: unknown,
+  limits: Timeouts,
+  given: AbortSignal | undefined,
+): Promise<{ status: number; text: string }> {
   const where = url.origin;
+  const timeout = AbortSignal.timeout(limits.connectMs + limits.readMs);
+  const signal = given ? AbortSignal.any([timeout, given]) : timeout;
   let response: Response;
   try {
     response = await fetch(url, {
       method: 'POST',
       headers: { 'content-type': 'application/json; charset=utf-8' },
       body: JSON.stringify(body),
-      signal: AbortSignal.timeout(limits.connectMs + limits.readMs),
+      signal,
       redirect: 'error',
     });
   } catch (error) {

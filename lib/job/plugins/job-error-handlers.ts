@@ -11,6 +11,12 @@ export const BUILT_IN_ERROR_HANDLER_TYPES: readonly ErrorHandlerType[] = [
   ...ALERT_HANDLER_TYPES,
 ];
 
+/** A built-in handler; the alert handlers close (ElasticJob's JobErrorHandler is Closeable for the same reason). */
+export interface BuiltInErrorHandler extends JobErrorHandler {
+  /** The job stops here: alerts still being delivered are given a moment, then given up (AlertDispatcher.close). */
+  close?(): Promise<void>;
+}
+
 /**
  * Built-in handlers, ElasticJob's names: LOG logs with the stack, THROW fails the firing, IGNORE drops it. LOG gives a
  * DependencyUnavailableError one debug line: its outage has its own log lines, not one per item. EMAIL, WECHAT and
@@ -22,7 +28,7 @@ export function builtInErrorHandler(
   logger: Logger,
   /** The job's current properties: the alert handlers' settings (docs/guide/alerts.md). */
   props: () => Readonly<Record<string, string>> = () => ({}),
-): JobErrorHandler {
+): BuiltInErrorHandler {
   switch (type) {
     case 'LOG':
       return {
@@ -58,6 +64,7 @@ export function builtInErrorHandler(
           void log.handleException(jobName, error, context);
           alerts.alert(jobName, error, context);
         },
+        close: () => alerts.close(),
       };
     }
   }

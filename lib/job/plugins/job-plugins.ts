@@ -4,7 +4,7 @@ import type {
   JobErrorHandler,
   JobShardingStrategy,
 } from '../../interfaces/sharded-job-options.interface.js';
-import { BUILT_IN_ERROR_HANDLER_TYPES, builtInErrorHandler } from './job-error-handlers.js';
+import { BUILT_IN_ERROR_HANDLER_TYPES, builtInErrorHandler, type BuiltInErrorHandler } from './job-error-handlers.js';
 import { BUILT_IN_ITEM_EXECUTORS, type JobHandler, type JobItemExecutor } from './item-executor.js';
 import { BUILT_IN_SHARDING_STRATEGIES } from './sharding-strategies.js';
 
@@ -30,7 +30,7 @@ export class JobPlugins {
   /** Custom ones by type, the job's own last (it wins over a provider of the same type); undefined: none. */
   private readonly customStrategies: ReadonlyMap<string, JobShardingStrategy> | undefined;
   private readonly customErrorHandlers: ReadonlyMap<string, JobErrorHandler> | undefined;
-  private readonly builtInErrorHandlers: Partial<Record<ErrorHandlerType, JobErrorHandler>> = {};
+  private readonly builtInErrorHandlers: Partial<Record<ErrorHandlerType, BuiltInErrorHandler>> = {};
   private readonly builtInItemExecutors: Record<string, JobItemExecutor> = {};
 
   constructor(
@@ -61,6 +61,11 @@ export class JobPlugins {
   itemExecutor(type: string): JobItemExecutor | undefined {
     if (!this.handler || !isOwnKey(BUILT_IN_ITEM_EXECUTORS, type)) return undefined;
     return (this.builtInItemExecutors[type] ??= BUILT_IN_ITEM_EXECUTORS[type]!(this.handler));
+  }
+
+  /** The job stops here: the built-in handlers made for it close (the alert handlers' deliveries under way). */
+  async close(): Promise<void> {
+    await Promise.all(Object.values(this.builtInErrorHandlers).map((handler) => handler.close?.()));
   }
 
   /** Names this job can resolve, for validating a configuration that names them: built-ins first. */

@@ -195,6 +195,7 @@ export class JobScheduler {
       'remove-leader-node': () => leader.removeLeader(),
       'remove-instance-node': () => instances.removeInstance(),
       'close-cache': () => ctx.storage.closeCache(),
+      'close-alerts': () => ctx.plugins.close(),
     };
     return runTeardown(plan, actions, {
       sessionTimeoutMs: ctx.connection.sessionTimeoutMs,

@@ -30,7 +30,8 @@ export type TeardownStep =
   | 'remove-running-markers'
   | 'remove-leader-node'
   | 'remove-instance-node'
-  | 'close-cache';
+  | 'close-cache'
+  | 'close-alerts';
 
 /** The steps of a plan, in order (docs/SPEC.md §3 shutdown; ElasticJob's shutdown listener for an operator's). */
 export function teardownSteps(plan: TeardownPlan): TeardownStep[] {
@@ -43,6 +44,7 @@ export function teardownSteps(plan: TeardownPlan): TeardownStep[] {
       'drain-items',
       ...(plan.wasRegistered ? (['remove-running-markers'] as const) : []),
       'close-cache',
+      'close-alerts',
     ];
   return [
     'halt-new-work',
@@ -50,6 +52,8 @@ export function teardownSteps(plan: TeardownPlan): TeardownStep[] {
     'stop-reactions',
     ...(plan.wasRegistered ? (['remove-running-markers', 'remove-leader-node', 'remove-instance-node'] as const) : []),
     'close-cache',
+    // Last: the alerts of items that failed while draining still go, and waiting for them delays no peer.
+    'close-alerts',
   ];
 }
 
