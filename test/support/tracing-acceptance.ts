@@ -319,7 +319,14 @@ export async function expectTextsCut(db: TracedDatabase): Promise<void> {
     '120 completed rows',
   );
   expect(rows[0]!.task_id).toHaveLength(255);
-  const statuses = await db.statusItems('wide');
+  // The firing's status rows (staging, running, finished) are written on their own: the last one after the items'
+  // rows may be (a loaded run read two).
+  const statuses = await eventually(
+    () => db.statusItems('wide'),
+    (found) => found.length >= 3,
+    15_000,
+    'three status rows',
+  );
   expect(statuses.length).toBe(3);
   expect(statuses.every((items) => items.length === 100 && items.startsWith('[0, 1, 2'))).toBe(true);
   expect(tracing.stats.dropped).toBe(0);
