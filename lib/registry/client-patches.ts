@@ -1,3 +1,4 @@
+import type { ReplyClock } from './reply-clock.js';
 import type { ZxidWatermark } from './zxid-watermark.js';
 import { AnswerQueue, corkEachTick, FrameReader, readNotification } from './client-io.js';
 import type {
@@ -54,7 +55,11 @@ export function tapNotifications(
  * writes of one tick are corked. Both hook methods the client binds when it opens a socket, so they are
  * installed before connect().
  */
-export function streamlineIo(manager: ConnectionManagerInternals, watermark?: ZxidWatermark): void {
+export function streamlineIo(
+  manager: ConnectionManagerInternals,
+  watermark?: ZxidWatermark,
+  replies?: ReplyClock,
+): void {
   const handleFrame = manager.onSocketData;
   const onConnected = manager.onSocketConnected;
   let framer: FrameReader | undefined;
@@ -67,7 +72,10 @@ export function streamlineIo(manager: ConnectionManagerInternals, watermark?: Zx
     const socket = manager.socket;
     if (!framer || framer.socket !== socket) framer = new FrameReader(socket);
     for (const frame of framer.push(data)) {
-      if (!framer.first) watermark?.see(frame);
+      if (!framer.first) {
+        watermark?.see(frame);
+        replies?.see(frame);
+      }
       // A node event: read here and handed to the watcher manager as the client would (see readNotification).
       const notification = framer.first ? undefined : readNotification(frame, manager.chrootPath);
       if (notification) {

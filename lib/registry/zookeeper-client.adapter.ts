@@ -6,6 +6,7 @@ import juteModule from 'node-zookeeper-client/lib/jute/index.js';
 import { AddWatchRequest } from './add-watch-request.js';
 import type { ConnectionManagerInternals, Jute, RawNotification } from './client-internals.js';
 import { streamlineIo, tapNotifications } from './client-patches.js';
+import type { ReplyClock } from './reply-clock.js';
 import type { ZxidWatermark } from './zxid-watermark.js';
 import { installLeanMultiAnswers } from './multi-answer.js';
 import { multiAcl, MultiRequest, type MultiOp } from './multi-request.js';
@@ -159,6 +160,8 @@ export interface ZookeeperClientOptions {
   acl: NodeAcl;
   /** Raised by every frame read (zxid-watermark.ts). */
   watermark?: ZxidWatermark;
+  /** Told of every answer read (reply-clock.ts). */
+  replies?: ReplyClock;
 }
 
 export interface ZookeeperClientEvents {
@@ -195,7 +198,7 @@ export class ZookeeperClientAdapter {
     }
     this.manager = internals(this.client);
     installLeanMultiAnswers(jute);
-    streamlineIo(this.manager, options.watermark);
+    streamlineIo(this.manager, options.watermark, options.replies);
     tapNotifications(this.manager, EVENT_TYPES, onNotification);
     if (options.digest) this.client.addAuthInfo('digest', Buffer.from(options.digest, 'utf8'));
   }

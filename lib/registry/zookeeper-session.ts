@@ -4,6 +4,7 @@ import { describeError, RegistryError } from '../errors/elastic-job.errors.js';
 import type { ConnectionStateChange } from './registry.types.js';
 import { SilenceMeter } from './silence-meter.js';
 import { type NodeAcl, type RawNotification, ZookeeperClientAdapter } from './zookeeper-client.adapter.js';
+import { ReplyClock } from './reply-clock.js';
 import { ZxidWatermark } from './zxid-watermark.js';
 import type { ZookeeperSettings } from './zookeeper-settings.js';
 
@@ -163,6 +164,8 @@ export class ZookeeperSession {
 
   /** The highest zxid seen, across this holder's sessions (zxid-watermark.ts). */
   readonly watermark = new ZxidWatermark();
+  /** When ZooKeeper last answered us: what a lost session is counted from (reply-clock.ts). */
+  private readonly replies = new ReplyClock();
 
   private openClient(): void {
     const generation = ++this.generation;
@@ -175,6 +178,7 @@ export class ZookeeperSession {
         digest: this.settings.digest,
         acl: this.acl,
         watermark: this.watermark,
+        replies: this.replies,
       },
       (notification) => current() && this.hooks.onNotification(notification),
     );
@@ -196,6 +200,7 @@ export class ZookeeperSession {
     const firstOfGeneration = this.state === 'CONNECTING';
     this.state = 'CONNECTED';
     this.lastReceivedAt = this.lastSentAt = Date.now();
+    this.replies.reset(this.lastReceivedAt);
     this.silence.reset(this.lastReceivedAt);
     try {
       this.attachLivenessProbe(client.socket());
@@ -248,11 +253,11 @@ export class ZookeeperSession {
     if (this.state !== 'CONNECTED') return;
     this.state = 'SUSPENDED';
     const timeout = this.sessionTimeoutMs;
-    // The server expires the session a session timeout after it last heard from us, which is about when we last
-    // heard from it; count from there, not from when we noticed (a silent partition is noticed late). Then we
-    // declare the session lost no later than the server can, and abort running items before a peer can start
-    // them (Curator counts from the disconnect instead: CURATOR-405).
-    const remaining = Math.max(0, this.lastReceivedAt + timeout - Date.now());
+    // The server expires the session a session timeout after it last heard from us, which is about when it last
+    // answered us (reply-clock.ts: node events do not count); count from there, not from when we noticed (a silent
+    // partition is noticed late). Then we declare the session lost no later than the server can, and abort running
+    // items before a peer can start them (Curator counts from the disconnect instead: CURATOR-405).
+    const remaining = Math.max(0, this.replies.lastReplyAt + timeout - Date.now());
     this.logger.warn(
       `disconnected from ZooKeeper (session 0x${this.sessionIdHex ?? '?'}); the session is lost if not back within ` +
         `${remaining} ms`,
