@@ -11,6 +11,12 @@ export default defineConfig({
     testTimeout: 90_000,
     hookTimeout: 120_000,
     pool: 'forks',
+    // The workers without V8's optimizing tier, as the Node processes the tests start (CHILD_NODE_FLAGS in
+    // test/support/line-process.ts): a worker's CPU goes to loading modules, the ZooKeeper client's encoding and short
+    // test bodies, where TurboFan's compiles cost more than they save. Six real files, A/B twice on the 2-core machine:
+    // 23.7/25.6 -> 19.2/18.7 worker CPU-s; six others 30.9/29.6 -> 23.8/25.8. What the code does is the same in
+    // every tier.
+    execArgv: ['--no-opt'],
     // Six files at a time on two cores: most of a test's time is spent waiting (cron seconds, session timeouts,
     // other processes), so the cores are about three quarters busy at five. Each file has its own namespace on the one
     // ZooKeeper (fault tests start their own servers), and its timing assertions have margins measured under this load.

@@ -1,5 +1,5 @@
 import { afterEach, describe, expect, it } from 'vitest';
-import { LineProcess } from '../support/line-process.js';
+import { CHILD_NODE_FLAGS, LineProcess } from '../support/line-process.js';
 import { hold, observer, releaseAll } from '../support/resources.js';
 import { uniqueNamespace, zkConnect } from '../support/zk.js';
 import type { ZookeeperRegistryCenter } from '../../lib/registry/zookeeper-registry-center.js';
@@ -23,7 +23,7 @@ interface Sharded {
 }
 
 function manyJobs(namespace: string, jobs: number, cron?: string, total = 2): LineProcess {
-  const app = new LineProcess(process.execPath, ['build/test/fixtures/many-jobs-app.js'], {
+  const app = new LineProcess(process.execPath, [...CHILD_NODE_FLAGS, 'build/test/fixtures/many-jobs-app.js'], {
     ...process.env,
     ZK_CONNECT: zkConnect(),
     ZK_NAMESPACE: namespace,
