@@ -1,4 +1,5 @@
 import type { Logger } from '@nestjs/common';
+import type { FiringSkippedEvent } from '../../events/elastic-job-event.types.js';
 import type { FiringSource } from './firing-state.js';
 import type { ShardingContexts } from '../../interfaces/job-listener.interface.js';
 import { describeError } from '../../errors/elastic-job.errors.js';
@@ -22,14 +23,7 @@ export interface ExecutionEventMap {
      * `rejoining`: connected with a new session, not registered on it yet (caught up once it is). `no-items`: none
      * of the job's items is this instance's (or they are all disabled or taken over).
      */
-    reason:
-      | 'not-connected'
-      | 'rejoining'
-      | 'items-still-running'
-      | 'previous-firing-running'
-      | 'no-items'
-      | 'halted'
-      | 'overtaken';
+    reason: FiringSkippedEvent['reason'];
     items: number[];
   };
   /** `scheduledTime`: the cron instant, for a firing at one. */

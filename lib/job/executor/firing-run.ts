@@ -134,8 +134,9 @@ export class FiringRun {
       // later instant than ours".
       while (scheduledAt !== undefined && scheduledAt > Date.now()) await untilInstant(scheduledAt);
       await this.sharding.shardingIfNecessary(config);
-      // The next instant came during the resharding (overlap() flagged it): see overtakenByNextInstant.
-      overtaken = scheduledAt !== undefined && onlyItems === undefined && !missedBefore && this.machine.missed();
+      // A cron firing (only those have an instant; a trigger or rerun has none) whose next instant came during the
+      // resharding (overlap() flagged it): see overtakenByNextInstant.
+      overtaken = scheduledAt !== undefined && !missedBefore && this.machine.missed();
     }
     if (resharding && this.preparingSince !== undefined) this.preparingSince = Date.now();
     config = withParameter(this.config.load());
