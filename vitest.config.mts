@@ -1,4 +1,4 @@
-import { configDefaults, defineConfig } from 'vitest/config';
+import { defineConfig } from 'vitest/config';
 import LongestFirstSequencer from './test/support/longest-first-sequencer.js';
 
 /** The tests that need no server, no process and no compiled fixture (`npm run test:fast` runs only these). */
@@ -34,8 +34,10 @@ export default defineConfig({
         extends: true,
         test: {
           name: 'real',
+          // Every file, the fast ones included: `npm test` runs this project alone (tools/test.mjs), so the fast files
+          // fill in behind the long ones in the same workers, where a project of their own started more workers (each
+          // loads Node, vitest, Nest and lib/ again: about 2 CPU-s). `fast` is for `npm run test:fast`.
           include: ['test/**/*.spec.ts'],
-          exclude: [...configDefaults.exclude, ...FAST_TESTS],
           // One ZooKeeper for the run, and the fixtures child processes run compiled (test/support/global-setup.ts).
           globalSetup: ['test/support/global-setup.ts'],
         },

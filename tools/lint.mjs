@@ -1,10 +1,15 @@
 // `npm run lint`: Prettier, oxlint, tsc and the layer rule, side by side rather than one after the other (Prettier
 // alone is one core for about 12 s; halved over two processes, the whole lint takes the time of its longest part).
 // Each check's output is printed whole when it ends; exits 1 when any failed.
-//   node tools/lint.mjs [--no-typecheck]
+//   node tools/lint.mjs [--no-typecheck] [--lowest-priority]
 // `--no-typecheck` (npm test): vitest's global setup compiles the same tsconfig.json and fails the run on a type
 // error (test/support/global-setup.ts), so `npm test` does not type-check twice.
+// `--lowest-priority` (npm test, tools/test.mjs): the checks take only the CPU the tests beside them leave idle.
 import { spawn } from 'node:child_process';
+import { setPriority } from 'node:os';
+
+// Niceness 19, set before the checks start, so that they inherit it.
+if (process.argv.includes('--lowest-priority')) setPriority(19);
 
 const bin = (name) => `node_modules/.bin/${name}`;
 // Prettier's `.` in two halves of about equal work; the second is everything the first leaves out.

@@ -172,13 +172,14 @@ describe('a workflow on three processes', () => {
       const victim = await leaderIndex();
       expect(victim).toBeGreaterThanOrEqual(0);
       const runId = await operator.triggerWorkflow('nightly');
-      await cRunning(cluster);
+      // b runs beside c (both follow a) and its items are instant: killed as c's items started, the coordinator had
+      // once ended its item of b without its outcome written, which failover then ran again (bCompleted above).
+      await Promise.all([cRunning(cluster), bCompleted(operator, runId)]);
       cluster[victim]!.kill('SIGKILL');
       expect(
         events([cluster[victim]!]).filter((event) => event.job === 'c' && event.event === 'run'),
         "the killed coordinator's item of c had not ended",
       ).toEqual([]);
-      await bCompleted(operator, runId);
       // Its session ends by timeout: another instance then holds the leader node.
       await eventually(leaderIndex, (index) => index >= 0 && index !== victim, 30_000, 'a new coordinator');
 

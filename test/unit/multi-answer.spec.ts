@@ -1,9 +1,26 @@
-import juteModule from 'node-zookeeper-client/lib/jute/index.js';
+import { createRequire } from 'node:module';
 import { describe, expect, it } from 'vitest';
 import type { Jute } from '../../lib/registry/client-internals.js';
 import { installLeanMultiAnswers } from '../../lib/registry/multi-answer.js';
 
-const jute = juteModule as unknown as Jute & { OP_CODES: Record<string, number> };
+/**
+ * A copy of the client's jute module of this file's own: a test file that ran before this one in the same worker
+ * (vitest.config.mts: `isolate: false`) may have connected a client, which installs the lean reader on the module
+ * every other importer shares.
+ */
+function freshJute(): Jute & { OP_CODES: Record<string, number> } {
+  const require = createRequire(import.meta.url);
+  const path = require.resolve('node-zookeeper-client/lib/jute/index.js');
+  const shared = require.cache[path];
+  delete require.cache[path];
+  try {
+    return require(path) as Jute & { OP_CODES: Record<string, number> };
+  } finally {
+    if (shared) require.cache[path] = shared;
+  }
+}
+
+const jute = freshJute();
 // The client's own reader, taken before the lean one replaces it.
 const clientReader = jute.TransactionResponse.prototype.deserialize;
 
