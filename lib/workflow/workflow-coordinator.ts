@@ -15,12 +15,14 @@ import {
   type WorkflowRun,
   type WorkflowTransition,
 } from './workflow-run.js';
-import { WorkflowOrphans } from './workflow-orphans.js';
+import { WorkflowOrphans, type Orphans, type StepReach } from './workflow-orphans.js';
 import { WorkflowStore, type StoredRun } from './workflow-store.js';
 import { DEFAULT_KEEP_RUNS } from './workflow-validation.js';
 
 /** A lost race (another writer moved the run first) is read again at once, this many times in a row at most. */
 const RACES = 20;
+/** Looks at a step's orphans whose outcomes keep arriving meanwhile, before the next change's look is left to judge. */
+const ORPHAN_LOOKS = 3;
 
 /** What a coordinator tells about a run it moved: the run after the move and what the move did. */
 export type WorkflowTransitionSink = (run: WorkflowRun, transition: WorkflowTransition) => void;
@@ -279,7 +281,7 @@ export class WorkflowCoordinator {
       const done = outcomes.get(name);
       const missing = (step.items ?? everyItem(step.total ?? 0)).filter((item) => !done?.has(item));
       if (missing.length === 0) continue;
-      const orphans = await this.orphans.find(name, missing, step);
+      const orphans = await this.confirmedOrphans(run.id, name, missing, step);
       if (!orphans) continue;
       ops.push(...orphans.ops);
       step.handedOver = { ...step.handedOver, ...orphans.handedTo };
@@ -292,6 +294,30 @@ export class WorkflowCoordinator {
       `run ${run.id}: ${found.join(', ')} nobody would run (owner gone, or online after the step's ` +
         'start): handed to the live instances',
     );
+  }
+
+  /**
+   * The step's orphans among `missing`, their outcomes read again after the tree was: the look read the outcomes
+   * first, and an item failover took over may have run to its end since (its markers gone, its outcome written), which
+   * the tree alone takes for an item nobody runs (workflow-faults.spec saw it handed over and run twice). When one
+   * has its outcome now, the rest are looked at again; still moving after a few looks, the next change judges.
+   */
+  private async confirmedOrphans(
+    runId: string,
+    step: string,
+    missing: readonly number[],
+    reach: StepReach,
+  ): Promise<Orphans | undefined> {
+    let candidates = missing;
+    for (let look = 0; look < ORPHAN_LOOKS; look++) {
+      const orphans = await this.orphans.find(step, candidates, reach);
+      if (!orphans) return undefined;
+      const recorded = (await this.store.readOutcomes(runId, [step])).get(step);
+      if (!orphans.items.some((item) => recorded?.has(item))) return orphans;
+      candidates = candidates.filter((item) => !recorded?.has(item));
+      if (candidates.length === 0) return undefined;
+    }
+    return undefined;
   }
 
   private report(run: WorkflowRun, transition: WorkflowTransition): void {

@@ -212,9 +212,17 @@ describe('distribute-once listener', () => {
     expect(onceCalls).toEqual([]);
 
     // The peer starts its item and, being the last, runs its own listener and clears the nodes (GuaranteeService's
-    // clearAllStartedInfo): ours goes on without calling its listener.
-    await zk.create(`/guarded/guarantee/started/${peerItem}`, Buffer.from(''));
-    await zk.removeRecursive('/guarded/guarantee/started');
+    // clearAllStartedInfo): ours goes on without calling its listener. One multi: the peer took the started latch
+    // first. Its node and the clearing apart, ours saw every item there in between once (a full run at load 9), took
+    // the latch itself and ran the listener, which is right when the peer has not taken it: whoever holds the latch
+    // runs it, once.
+    const started = '/guarded/guarantee/started';
+    await zk.transaction([
+      { op: 'create', path: `${started}/${peerItem}`, data: Buffer.alloc(0), mode: 'PERSISTENT' },
+      { op: 'remove', path: `${started}/${peerItem}` },
+      { op: 'remove', path: `${started}/${mine![0]}` },
+      { op: 'remove', path: started },
+    ]);
     await eventually(
       () => onceCalls,
       (calls) => calls.includes(`item ${mine![0]}`),

@@ -1,7 +1,10 @@
 import { describe, expect, it } from 'vitest';
+import { RegistryError } from '../../lib/errors/elastic-job.errors.js';
 import type { JobContext } from '../../lib/job/context/job-context.js';
 import { ClusterChangeListeners } from '../../lib/job/reaction/cluster-change-listeners.js';
 import type { ClusterChangeHandler } from '../../lib/job/context/cluster-change-handler.js';
+import { TriggerReactions } from '../../lib/job/trigger/trigger-reactions.js';
+import type { ConnectionStateChange } from '../../lib/registry/registry.types.js';
 import type { TreeEvent } from '../../lib/registry/tree-cache.js';
 
 /** One handler per concern (issue 28): the listeners hand every change to each, in order, and relay the registration. */
@@ -39,5 +42,60 @@ describe('ClusterChangeListeners', () => {
       'trigger',
       'election registered',
     ]);
+  });
+
+  it('closes: stops hearing, and each handler lets go of what it was waiting for', () => {
+    let listener: ((event: TreeEvent) => void) | undefined;
+    const ctx = {
+      storage: {
+        cached: {
+          listen: (heard: (event: TreeEvent) => void) => {
+            listener = heard;
+            return () => (listener = undefined);
+          },
+        },
+      },
+    } as unknown as JobContext;
+    const closed: string[] = [];
+    const listeners = new ClusterChangeListeners(ctx, [
+      { onChange: () => undefined, close: () => closed.push('trigger') },
+      { onChange: () => undefined },
+    ]);
+    listeners.start();
+    listeners.close();
+    expect(listener).toBeUndefined();
+    expect(closed).toEqual(['trigger']);
+  });
+});
+
+describe('TriggerReactions', () => {
+  it('gives up a consume waiting for the connection when the job stops: nothing keeps listening', async () => {
+    const stateListeners = new Set<(change: ConnectionStateChange) => void>();
+    const warned: string[] = [];
+    const ctx = {
+      instanceId: 'me',
+      paths: { trigger: (instance: string) => `/job/trigger/${instance}` },
+      logger: { warn: (message: string) => warned.push(message) },
+      connection: {
+        isConnected: () => false,
+        onStateChange: (listener: (change: ConnectionStateChange) => void) => {
+          stateListeners.add(listener);
+          return () => stateListeners.delete(listener);
+        },
+      },
+      storage: {
+        direct: { get: () => Promise.reject(new RegistryError('CONNECTION_LOSS', '/job/trigger/me', 'lost')) },
+      },
+    } as unknown as JobContext;
+    const fired: Array<string | undefined> = [];
+    const reactions = new TriggerReactions(ctx, (parameter) => fired.push(parameter));
+    reactions.onChange({ type: 'ADDED', path: '/job/trigger/me', data: '' } as TreeEvent);
+    await new Promise((resolve) => setImmediate(resolve));
+    expect(warned).toEqual([expect.stringContaining('taken once connected to ZooKeeper again')]);
+    expect(stateListeners.size).toBe(1);
+
+    reactions.close();
+    expect(stateListeners.size).toBe(0);
+    expect(fired).toEqual([]);
   });
 });

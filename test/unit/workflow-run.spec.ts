@@ -490,6 +490,39 @@ describe('WorkflowCoordinator on the in-memory registry', () => {
     expect(itemRuns.size).toBe(4 * TOTAL);
   });
 
+  it('hands over no item that failover ran to its end while the coordinator looked: its outcome is read again', async () => {
+    const instances = await setUp();
+    const leader = instances.find((instance) => instance.coordinator.isLeader)!;
+    const gone = instances.find((instance) => instance !== leader)!;
+    const a = new JobNodePath('a');
+    await clients[0]!.persist(a.config, Buffer.from(`jobName: a\nshardingTotalCount: ${TOTAL}\nfailover: true\n`));
+    const store = new WorkflowStore(clients[0]!, DIAMOND.name);
+    await store.createRun(DIAMOND, 'r1', 'manual', NOW);
+    await zk.idle();
+    await work([leader]);
+    await gone.client.remove(a.trigger(gone.id));
+    await gone.client.create(a.running(2), Buffer.from(gone.id), 'PERSISTENT');
+    // The coordinator's look after the departure reads the outcomes, then the tree: in between, failover runs item 2
+    // to its end on the live instance (its marker goes, its outcome is written). A CI run of workflow-faults.spec
+    // saw the item handed over then, and run twice.
+    const read = leader.client.getData.bind(leader.client);
+    let failedOver = false;
+    leader.client.getData = async (path, watcher) => {
+      if (path === a.running(2) && !failedOver) {
+        failedOver = true;
+        await leader.client.remove(a.running(2));
+        await runItem(leader, 'a', 2);
+      }
+      return read(path, watcher);
+    };
+    await leave(gone, 'close');
+    await work([leader]);
+    expect(failedOver).toBe(true);
+    expect((await runOf(leader.client, 'r1')).state).toBe('COMPLETED');
+    expect(itemRuns.get('a:2')).toBe(1);
+    expect([...itemRuns.values()].every((n) => n === 1)).toBe(true);
+  });
+
   it('lets one of two movers of a run win: a step is started by one write only', async () => {
     const instances = await setUp();
     for (const instance of instances) await instance.coordinator.close(); // the test moves the run itself

@@ -2,6 +2,7 @@ import { createHmac } from 'node:crypto';
 import { ALERT_DEFAULTS, intProp } from './alert-props.js';
 import type { AlertMessage } from './alert-message.js';
 import { DependencyUnavailableError } from '../../errors/elastic-job.errors.js';
+import { deadlineSignal } from '../../util/deadline-signal.js';
 
 /** The JSON bodies a robot answers with (DingTalk's and WeCom's: `errcode` 0 when the message was taken). */
 interface RobotAnswer {
@@ -126,9 +127,23 @@ async function post(
   limits: Timeouts,
   given: AbortSignal | undefined,
 ): Promise<{ status: number; text: string }> {
+  // Not AbortSignal.any with AbortSignal.timeout: a garbage collection can drop the timeout (deadline-signal.ts).
+  const deadline = deadlineSignal(given, limits.connectMs + limits.readMs);
+  try {
+    return await postWithin(url, body, limits, deadline.signal);
+  } finally {
+    deadline.clear();
+  }
+}
+
+/** The POST itself, aborted by `signal`; the answer read within the read timeout. */
+async function postWithin(
+  url: URL,
+  body: unknown,
+  limits: Timeouts,
+  signal: AbortSignal,
+): Promise<{ status: number; text: string }> {
   const where = url.origin;
-  const timeout = AbortSignal.timeout(limits.connectMs + limits.readMs);
-  const signal = given ? AbortSignal.any([timeout, given]) : timeout;
   let response: Response;
   try {
     response = await fetch(url, {

@@ -15,6 +15,8 @@ export interface ClusterChangeHandler {
   registered?(): void;
   /** One change of the job's tree (from its TreeCache). Synchronous: any I/O goes through runReaction. */
   onChange(event: TreeEvent): void;
+  /** The job has stopped (its teardown): let go of whatever waits for a later event. */
+  close?(): void;
 }
 
 /**

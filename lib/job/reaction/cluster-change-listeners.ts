@@ -30,4 +30,10 @@ export class ClusterChangeListeners {
     this.unsubscribe?.();
     this.unsubscribe = undefined;
   }
+
+  /** The job's teardown: stops hearing, and each handler lets go of what waits for a later event. */
+  close(): void {
+    this.stop();
+    for (const handler of this.handlers) handler.close?.();
+  }
 }

@@ -190,7 +190,7 @@ export class JobScheduler {
         coordinationEvents.stop();
       },
       'drain-items': () => halted ?? executor.stop(drainTimeoutMs),
-      'stop-reactions': () => reactions.stop(),
+      'stop-reactions': () => reactions.close(),
       'remove-running-markers': () => execution.clearOwnRunningInfo(config.load().shardingTotalCount),
       'remove-leader-node': () => leader.removeLeader(),
       'remove-instance-node': () => instances.removeInstance(),

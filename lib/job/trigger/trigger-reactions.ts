@@ -70,6 +70,11 @@ export class TriggerReactions implements ClusterChangeHandler {
     if (this.ctx.connection.isConnected()) retry();
   }
 
+  /** The job stopped: a consume waiting for the connection is given up (the node stays for the next start). */
+  close(): void {
+    this.stopWaiting();
+  }
+
   private stopWaiting(): void {
     this.waiting?.unsubscribe();
     this.waiting = undefined;
