@@ -301,6 +301,8 @@ export class WorkflowCoordinator {
    * first, and an item failover took over may have run to its end since (its markers gone, its outcome written), which
    * the tree alone takes for an item nobody runs (workflow-faults.spec saw it handed over and run twice). When one
    * has its outcome now, the rest are looked at again; still moving after a few looks, the next change judges.
+   * Left open: the outcome is written by the event bus's recorder, not before the markers go, so one written after
+   * both reads still makes the item run twice (a window of one request's round trip, where it was the whole look).
    */
   private async confirmedOrphans(
     runId: string,

@@ -212,10 +212,10 @@ describe('distribute-once listener', () => {
     expect(onceCalls).toEqual([]);
 
     // The peer starts its item and, being the last, runs its own listener and clears the nodes (GuaranteeService's
-    // clearAllStartedInfo): ours goes on without calling its listener. One multi: the peer took the started latch
-    // first. Its node and the clearing apart, ours saw every item there in between once (a full run at load 9), took
-    // the latch itself and ran the listener, which is right when the peer has not taken it: whoever holds the latch
-    // runs it, once.
+    // clearAllStartedInfo): ours goes on without calling its listener. One multi, as ours sees it when the peer won
+    // the started latch before ours looked. Written apart, ours once saw every item there in between (a full run on a
+    // loaded host), took the latch itself and ran the listener: right under the protocol (whoever holds the latch
+    // runs it, once), but the other case than this one.
     const started = '/guarded/guarantee/started';
     await zk.transaction([
       { op: 'create', path: `${started}/${peerItem}`, data: Buffer.alloc(0), mode: 'PERSISTENT' },

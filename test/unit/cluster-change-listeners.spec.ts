@@ -98,4 +98,28 @@ describe('TriggerReactions', () => {
     expect(stateListeners.size).toBe(0);
     expect(fired).toEqual([]);
   });
+
+  it('does not wait for a reconnection when its consume fails after the job stopped', async () => {
+    const stateListeners = new Set<(change: ConnectionStateChange) => void>();
+    let failRead!: (error: unknown) => void;
+    const ctx = {
+      instanceId: 'me',
+      paths: { trigger: (instance: string) => `/job/trigger/${instance}` },
+      logger: { warn: () => undefined },
+      connection: {
+        isConnected: () => false,
+        onStateChange: (listener: (change: ConnectionStateChange) => void) => {
+          stateListeners.add(listener);
+          return () => stateListeners.delete(listener);
+        },
+      },
+      storage: { direct: { get: () => new Promise((_, reject) => (failRead = reject)) } },
+    } as unknown as JobContext;
+    const reactions = new TriggerReactions(ctx, () => undefined);
+    reactions.onChange({ type: 'ADDED', path: '/job/trigger/me', data: '' } as TreeEvent);
+    reactions.close(); // the job stops with the consume's read in flight
+    failRead(new RegistryError('CONNECTION_LOSS', '/job/trigger/me', 'lost'));
+    await new Promise((resolve) => setImmediate(resolve));
+    expect(stateListeners.size).toBe(0);
+  });
 });

@@ -131,6 +131,11 @@ async function post(
   const deadline = deadlineSignal(given, limits.connectMs + limits.readMs);
   try {
     return await postWithin(url, body, limits, deadline.signal);
+  } catch (error) {
+    // The answer's read lost its race with the read timeout: its stream, locked by text(), is only ended by the
+    // request's signal (cancelling a locked body is refused), and the socket would wait for the server.
+    deadline.abort(error);
+    throw error;
   } finally {
     deadline.clear();
   }

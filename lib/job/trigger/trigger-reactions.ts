@@ -14,6 +14,8 @@ import { runReaction, type ClusterChangeHandler } from '../context/cluster-chang
 export class TriggerReactions implements ClusterChangeHandler {
   /** A consume waiting for the connection to come back: its token, and the call that stops listening for it. */
   private waiting: { token: symbol; unsubscribe: () => void } | undefined;
+  /** The job stopped: a consume still in flight then does not wait for a reconnection. */
+  private closed = false;
 
   constructor(
     private readonly ctx: JobContext,
@@ -53,6 +55,7 @@ export class TriggerReactions implements ClusterChangeHandler {
    */
   private retryWhenReconnected(path: string): void {
     this.stopWaiting();
+    if (this.closed) return;
     const token = Symbol(path);
     const retry = (): void => {
       unsubscribe();
@@ -72,6 +75,7 @@ export class TriggerReactions implements ClusterChangeHandler {
 
   /** The job stopped: a consume waiting for the connection is given up (the node stays for the next start). */
   close(): void {
+    this.closed = true;
     this.stopWaiting();
   }
 
