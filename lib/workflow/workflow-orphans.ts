@@ -30,6 +30,8 @@ interface JobView {
   /** Live instances holding a trigger: each fires (sharding first when flagged) and runs what it then owns. */
   firing: ReadonlySet<string>;
   resharding: boolean;
+  /** The resharding flag's version, when set: checked by a hand-over that relied on it. */
+  reshardingVersion: number | undefined;
   reruns: Map<string, { items: string[]; version: number }>;
   failover: boolean;
 }
@@ -59,6 +61,7 @@ export class WorkflowOrphans {
     // The owners read, checked in the hand-over's write: a resharding between this read and the write (a firing
     // under way gives the item to a live instance, which runs it) makes the write fail and the look start again.
     const checks: TransactionOp[] = [];
+    let flagged = false;
     for (const item of items) {
       if ([...view.reruns.values()].some((rerun) => rerun.items.includes(String(item)))) continue;
       const node = await this.registry.getData(view.job.shardingInstance(item));
@@ -68,9 +71,15 @@ export class WorkflowOrphans {
       if (target === undefined || (await this.runningOrTakenOver(view, item))) continue;
       handedTo[String(item)] = target === 'owner' ? [owner!] : view.online;
       if (node) checks.push({ op: 'check', path: view.job.shardingInstance(item), version: node.stat.version });
+      if (target === 'everyone') flagged = true;
     }
     const orphans = Object.keys(handedTo).map(Number);
     if (orphans.length === 0) return undefined;
+    // An owner's node is deleted and created again by each resharding (sharding.service.ts), so its version alone
+    // does not tell that one came between (version 0 before and after). A hand-over to everyone rests on the flag:
+    // the resharding that removes it deals the items to a firing under way, which runs them (workflow-faults.spec
+    // saw one run twice when only the owner's version was checked).
+    if (flagged) checks.push({ op: 'check', path: view.job.shardingNecessary, version: view.reshardingVersion });
     await this.registry.ensurePath(view.job.reruns);
     const dropped = view.triggers.filter((id) => !view.live.has(id));
     return { items: orphans, handedTo, dropped, ops: [...checks, ...handOverOps(view, handedTo)] };
@@ -81,9 +90,9 @@ export class WorkflowOrphans {
     const online = ((await this.registry.getChildren(job.instances)) ?? []).sort();
     if (online.length === 0) return undefined;
     const live = new Set(online);
-    const [triggers, resharding, failover] = await Promise.all([
+    const [triggers, flag, failover] = await Promise.all([
       this.registry.getChildren(job.triggers).then((ids) => ids ?? []),
-      this.registry.exists(job.shardingNecessary).then(Boolean),
+      this.registry.exists(job.shardingNecessary),
       this.readFailover(job),
     ]);
     const reruns = new Map<string, { items: string[]; version: number }>();
@@ -92,7 +101,8 @@ export class WorkflowOrphans {
       if (node) reruns.set(id, { items: node.data.toString('utf8').split(','), version: node.stat.version });
     }
     const firing = new Set(triggers.filter((id) => live.has(id)));
-    return { job, online, live, triggers, firing, resharding, reruns, failover };
+    const resharding = flag !== undefined;
+    return { job, online, live, triggers, firing, resharding, reshardingVersion: flag?.version, reruns, failover };
   }
 
   /** A `running` marker of a live instance (or of a dead one, failover taking it over), or failover's own nodes. */

@@ -523,6 +523,42 @@ describe('WorkflowCoordinator on the in-memory registry', () => {
     expect([...itemRuns.values()].every((n) => n === 1)).toBe(true);
   });
 
+  it("hands over no gone owner's item once a resharding has dealt it to a firing: the flag is checked, not only the owner", async () => {
+    const instances = await setUp();
+    const leader = instances.find((instance) => instance.coordinator.isLeader)!;
+    const gone = instances.find((instance) => instance !== leader)!;
+    const a = new JobNodePath('a');
+    const store = new WorkflowStore(clients[0]!, DIAMOND.name);
+    await store.createRun(DIAMOND, 'r1', 'manual', NOW);
+    await zk.idle();
+    await work([leader]);
+    // The coordinator's look after the departure reads item 2's owner (gone) and the flag; before it writes, a
+    // firing's resharding deals the item to the leader as sharding.service.ts does (the owner's node deleted and
+    // created again: version 0 both times; the flag removed); the firing then runs it. A run of workflow-faults.spec
+    // saw the hand-over pass its version check, and the item run twice.
+    const read = leader.client.getData.bind(leader.client);
+    let resharded = false;
+    leader.client.getData = async (path, watcher) => {
+      if (path === a.running(2) && !resharded) {
+        resharded = true;
+        await leader.client.transaction([
+          { op: 'remove', path: a.shardingInstance(2) },
+          { op: 'create', path: a.shardingInstance(2), data: Buffer.from(leader.id), mode: 'PERSISTENT' },
+          { op: 'remove', path: a.shardingNecessary },
+        ]);
+      }
+      return read(path, watcher);
+    };
+    await leave(gone, 'close');
+    await zk.idle();
+    await runItem(leader, 'a', 2); // the firing that resharded runs its new item
+    await work([leader]);
+    expect(resharded).toBe(true);
+    expect((await runOf(leader.client, 'r1')).state).toBe('COMPLETED');
+    expect(itemRuns.get('a:2')).toBe(1);
+    expect([...itemRuns.values()].every((n) => n === 1)).toBe(true);
+  });
+
   it('lets one of two movers of a run win: a step is started by one write only', async () => {
     const instances = await setUp();
     for (const instance of instances) await instance.coordinator.close(); // the test moves the run itself
