@@ -1,3 +1,4 @@
+import { registryErrorCode } from '../../errors/elastic-job.errors.js';
 import type { JobConfiguration } from '../config/job-configuration.js';
 import type { InstanceService } from '../instance/instance.service.js';
 import type { JobContext } from '../context/job-context.js';
@@ -19,12 +20,31 @@ export class FailoverService {
     private readonly instances: InstanceService,
   ) {}
 
-  /** Flag an item a crashed instance was running, unless someone already took it over. */
+  /**
+   * Flag an item a crashed instance was running, unless someone already took it over. One write, resting on the
+   * crashed instance's `running` marker: the first peer to flag removes it, so a peer that flags late (its cache
+   * behind: the item taken over already, or run to its end) writes nothing. The `failover` node made and removed in
+   * the same write fails it while a taker holds the item (whose own marker is there again then). ElasticJob checks,
+   * then writes (FailoverService.setCrashedFailoverFlag): a late peer flagged an item run already, and a second taker
+   * ran it again (workflow-faults.spec, in a full run).
+   */
   async setCrashedFailoverFlag(item: number): Promise<void> {
-    const { storage, paths } = this.ctx;
+    const { storage, paths, instanceId } = this.ctx;
     if (storage.cached.has(paths.failover(item))) return;
-    await storage.createOrKeep(paths.failoverItem(item));
-    await storage.remove(paths.running(item));
+    await storage.createOrKeep(paths.failoverItems);
+    try {
+      await storage.transaction([
+        { op: 'check', path: paths.running(item) },
+        storage.createOp(paths.failover(item), instanceId, 'EPHEMERAL'),
+        { op: 'remove', path: paths.failover(item) },
+        storage.createOp(paths.failoverItem(item), ''),
+        { op: 'remove', path: paths.running(item) },
+      ]);
+    } catch (error) {
+      // NO_NODE: flagged by another peer, or run to its end; NODE_EXISTS: taken over, or flagged already.
+      const code = registryErrorCode(error);
+      if (code !== 'NO_NODE' && code !== 'NODE_EXISTS') throw error;
+    }
   }
 
   /** Flag an item whose taker died (its `failovering` node names a dead instance). */
