@@ -227,6 +227,44 @@ describe('WorkflowCoordinator on the in-memory registry', () => {
     return { id, client, recorder, coordinator };
   }
 
+  const a = new JobNodePath('a');
+
+  /**
+   * Run r1 created and step a's items run by the coordinator's instance (the leader); the other instance has not
+   * fired. `failover`: step a's job has it on (a dead instance's `running` marker stays for a taker).
+   */
+  async function runStartedOnLeader(options: { failover: boolean }): Promise<{ leader: Instance; gone: Instance }> {
+    const instances = await setUp();
+    const leader = instances.find((instance) => instance.coordinator.isLeader)!;
+    const gone = instances.find((instance) => instance !== leader)!;
+    if (options.failover)
+      await clients[0]!.persist(a.config, Buffer.from(`jobName: a\nshardingTotalCount: ${TOTAL}\nfailover: true\n`));
+    await new WorkflowStore(clients[0]!, DIAMOND.name).createRun(DIAMOND, 'r1', 'manual', NOW);
+    await zk.idle();
+    await work([leader]);
+    return { leader, gone };
+  }
+
+  /** The other instance took its trigger of step a and began item 2 (its persistent marker, as with failover). */
+  async function goneBeganItem2(gone: Instance): Promise<void> {
+    await gone.client.remove(a.trigger(gone.id));
+    await gone.client.create(a.running(2), Buffer.from(gone.id), 'PERSISTENT');
+  }
+
+  /** Runs `action` once, just before the client's first read of `path`; tells whether it ran. */
+  function beforeRead(client: FakeRegistryCenter, path: string, action: () => Promise<unknown>): () => boolean {
+    const read = client.getData.bind(client);
+    let done = false;
+    client.getData = async (at, watcher) => {
+      if (at === path && !done) {
+        done = true;
+        await action();
+      }
+      return read(at, watcher);
+    };
+    return () => done;
+  }
+
   async function runOf(client: FakeRegistryCenter, runId: string): Promise<WorkflowRun> {
     return (await new WorkflowStore(client, DIAMOND.name).readRun(runId))!.run;
   }
@@ -348,7 +386,6 @@ describe('WorkflowCoordinator on the in-memory registry', () => {
     // its trigger before the coordinator's next look, the other has not yet. No owner is gone: the firings run every
     // item once they have sharded, so handing the items to the first instance too would run some twice (CI saw a
     // step's item end twice this way).
-    const a = new JobNodePath('a');
     let taken: Promise<void> | undefined;
     // The first instance takes its trigger as soon as the move that wrote it is told, before any later look.
     const instances = await setUp((_run, transition) => {
@@ -380,7 +417,6 @@ describe('WorkflowCoordinator on the in-memory registry', () => {
     // The start reached both instances; both took their triggers, and the one that owns items 0 and 1 ran them; the
     // owner of item 2 left without running it: no firing is ahead, and the item is handed over.
     const instances = await setUp();
-    const a = new JobNodePath('a');
     const [first, second] = instances as [Instance, Instance];
     await new WorkflowStore(clients[0]!, DIAMOND.name).createRun(DIAMOND, 'r1', 'manual', NOW);
     await zk.idle();
@@ -398,7 +434,6 @@ describe('WorkflowCoordinator on the in-memory registry', () => {
     // a's triggers reach the two instances online; a third comes online (its job's leader flags a resharding), and
     // the first firing deals the items over all three: the third owns one and holds no trigger.
     const instances = await setUp();
-    const a = new JobNodePath('a');
     const store = new WorkflowStore(clients[0]!, DIAMOND.name);
     await store.createRun(DIAMOND, 'r1', 'manual', NOW);
     await zk.idle();
@@ -426,7 +461,6 @@ describe('WorkflowCoordinator on the in-memory registry', () => {
     // to the newcomer: the rerun's target ran only what it owned, the newcomer held no trigger and no rerun, and the
     // look skipped the item as handed over already.
     const instances = await setUp();
-    const a = new JobNodePath('a');
     const [first, second] = instances as [Instance, Instance];
     await new WorkflowStore(clients[0]!, DIAMOND.name).createRun(DIAMOND, 'r1', 'manual', NOW);
     await zk.idle();
@@ -452,7 +486,6 @@ describe('WorkflowCoordinator on the in-memory registry', () => {
     // firing under way reshards and gives it to the live instance, which runs it: the hand-over must not land too.
     const instances = await setUp();
     for (const instance of instances) await instance.coordinator.close(); // the test looks itself
-    const a = new JobNodePath('a');
     const [live, gone] = instances as [Instance, Instance];
     await leave(gone, 'close');
     const found = await new WorkflowOrphans(live.client).find('a', [2], { given: [...IDS] });
@@ -463,19 +496,10 @@ describe('WorkflowCoordinator on the in-memory registry', () => {
   });
 
   it('leaves an item a dead instance was running to failover (failover: true): never run twice', async () => {
-    const instances = await setUp();
-    const leader = instances.find((instance) => instance.coordinator.isLeader)!;
-    const gone = instances.find((instance) => instance !== leader)!;
-    const a = new JobNodePath('a');
-    await clients[0]!.persist(a.config, Buffer.from(`jobName: a\nshardingTotalCount: ${TOTAL}\nfailover: true\n`));
-    const store = new WorkflowStore(clients[0]!, DIAMOND.name);
-    await store.createRun(DIAMOND, 'r1', 'manual', NOW);
-    await zk.idle();
     // The leader runs its items; the other instance fired and began item 2 (its persistent marker, as with
     // failover), then died.
-    await work([leader]);
-    await gone.client.remove(a.trigger(gone.id));
-    await gone.client.create(a.running(2), Buffer.from(gone.id), 'PERSISTENT');
+    const { leader, gone } = await runStartedOnLeader({ failover: true });
+    await goneBeganItem2(gone);
     await leave(gone, 'close');
     await work([leader]);
     expect((await runOf(leader.client, 'r1')).steps.a!.state).toBe('RUNNING');
@@ -491,69 +515,41 @@ describe('WorkflowCoordinator on the in-memory registry', () => {
   });
 
   it('hands over no item that failover ran to its end while the coordinator looked: its outcome is read again', async () => {
-    const instances = await setUp();
-    const leader = instances.find((instance) => instance.coordinator.isLeader)!;
-    const gone = instances.find((instance) => instance !== leader)!;
-    const a = new JobNodePath('a');
-    await clients[0]!.persist(a.config, Buffer.from(`jobName: a\nshardingTotalCount: ${TOTAL}\nfailover: true\n`));
-    const store = new WorkflowStore(clients[0]!, DIAMOND.name);
-    await store.createRun(DIAMOND, 'r1', 'manual', NOW);
-    await zk.idle();
-    await work([leader]);
-    await gone.client.remove(a.trigger(gone.id));
-    await gone.client.create(a.running(2), Buffer.from(gone.id), 'PERSISTENT');
+    const { leader, gone } = await runStartedOnLeader({ failover: true });
+    await goneBeganItem2(gone);
     // The coordinator's look after the departure reads the outcomes, then the tree: in between, failover runs item 2
     // to its end on the live instance (its marker goes, its outcome is written). A CI run of workflow-faults.spec
     // saw the item handed over then, and run twice.
-    const read = leader.client.getData.bind(leader.client);
-    let failedOver = false;
-    leader.client.getData = async (path, watcher) => {
-      if (path === a.running(2) && !failedOver) {
-        failedOver = true;
-        await leader.client.remove(a.running(2));
-        await runItem(leader, 'a', 2);
-      }
-      return read(path, watcher);
-    };
+    const failedOver = beforeRead(leader.client, a.running(2), async () => {
+      await leader.client.remove(a.running(2));
+      await runItem(leader, 'a', 2);
+    });
     await leave(gone, 'close');
     await work([leader]);
-    expect(failedOver).toBe(true);
+    expect(failedOver()).toBe(true);
     expect((await runOf(leader.client, 'r1')).state).toBe('COMPLETED');
     expect(itemRuns.get('a:2')).toBe(1);
     expect([...itemRuns.values()].every((n) => n === 1)).toBe(true);
   });
 
   it("hands over no gone owner's item once a resharding has dealt it to a firing: the flag is checked, not only the owner", async () => {
-    const instances = await setUp();
-    const leader = instances.find((instance) => instance.coordinator.isLeader)!;
-    const gone = instances.find((instance) => instance !== leader)!;
-    const a = new JobNodePath('a');
-    const store = new WorkflowStore(clients[0]!, DIAMOND.name);
-    await store.createRun(DIAMOND, 'r1', 'manual', NOW);
-    await zk.idle();
-    await work([leader]);
+    const { leader, gone } = await runStartedOnLeader({ failover: false });
     // The coordinator's look after the departure reads item 2's owner (gone) and the flag; before it writes, a
     // firing's resharding deals the item to the leader as sharding.service.ts does (the owner's node deleted and
     // created again: version 0 both times; the flag removed); the firing then runs it. A run of workflow-faults.spec
     // saw the hand-over pass its version check, and the item run twice.
-    const read = leader.client.getData.bind(leader.client);
-    let resharded = false;
-    leader.client.getData = async (path, watcher) => {
-      if (path === a.running(2) && !resharded) {
-        resharded = true;
-        await leader.client.transaction([
-          { op: 'remove', path: a.shardingInstance(2) },
-          { op: 'create', path: a.shardingInstance(2), data: Buffer.from(leader.id), mode: 'PERSISTENT' },
-          { op: 'remove', path: a.shardingNecessary },
-        ]);
-      }
-      return read(path, watcher);
-    };
+    const resharded = beforeRead(leader.client, a.running(2), () =>
+      leader.client.transaction([
+        { op: 'remove', path: a.shardingInstance(2) },
+        { op: 'create', path: a.shardingInstance(2), data: Buffer.from(leader.id), mode: 'PERSISTENT' },
+        { op: 'remove', path: a.shardingNecessary },
+      ]),
+    );
     await leave(gone, 'close');
     await zk.idle();
     await runItem(leader, 'a', 2); // the firing that resharded runs its new item
     await work([leader]);
-    expect(resharded).toBe(true);
+    expect(resharded()).toBe(true);
     expect((await runOf(leader.client, 'r1')).state).toBe('COMPLETED');
     expect(itemRuns.get('a:2')).toBe(1);
     expect([...itemRuns.values()].every((n) => n === 1)).toBe(true);
