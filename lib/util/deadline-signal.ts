@@ -1,6 +1,7 @@
 /**
- * A signal that aborts when `parent` (if any) does or when `ms` have passed (with a DOMException named 'TimeoutError', as
- * AbortSignal.timeout's), `abort()` to end the work early, and `clear()` to drop its timer once the work is done. Not
+ * A signal that aborts when `parent` (if any) does or when `ms` have passed (with a DOMException named
+ * 'TimeoutError', as AbortSignal.timeout's), `abort()` to end the work early, and `clear()` to drop its timer once
+ * the work is done. Not
  * `AbortSignal.any([parent, AbortSignal.timeout(ms)])`: Node's timeout signal is held weakly by its own timer and
  * not kept alive by `any`, so a garbage collection during the request dropped it and the request waited for the
  * server however long it took (nodejs/node issue 57736; test/unit/http-item-timeout.spec.ts).

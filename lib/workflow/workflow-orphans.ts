@@ -1,7 +1,7 @@
 import { parse } from 'yaml';
 import { JobNodePath } from '../job/paths.js';
 import type { RegistryCenter } from '../registry/registry-center.js';
-import type { TransactionOp } from '../registry/registry.types.js';
+import type { NodeStat, TransactionOp } from '../registry/registry.types.js';
 
 /** What a run knows of a RUNNING step's start, beside the job's tree (workflow-run.ts, WorkflowStepRun). */
 export interface StepReach {
@@ -29,9 +29,8 @@ interface JobView {
   triggers: string[];
   /** Live instances holding a trigger: each fires (sharding first when flagged) and runs what it then owns. */
   firing: ReadonlySet<string>;
-  resharding: boolean;
-  /** The resharding flag's version, when set: checked by a hand-over that relied on it. */
-  reshardingVersion: number | undefined;
+  /** The resharding flag, when set (its stat: a hand-over that relies on it checks its version). */
+  resharding: NodeStat | undefined;
   reruns: Map<string, { items: string[]; version: number }>;
   failover: boolean;
 }
@@ -79,7 +78,7 @@ export class WorkflowOrphans {
     // does not tell that one came between (version 0 before and after). A hand-over to everyone rests on the flag:
     // the resharding that removes it deals the items to a firing under way, which runs them (workflow-faults.spec
     // saw one run twice when only the owner's version was checked).
-    if (flagged) checks.push({ op: 'check', path: view.job.shardingNecessary, version: view.reshardingVersion });
+    if (flagged) checks.push({ op: 'check', path: view.job.shardingNecessary, version: view.resharding?.version });
     await this.registry.ensurePath(view.job.reruns);
     const dropped = view.triggers.filter((id) => !view.live.has(id));
     return { items: orphans, handedTo, dropped, ops: [...checks, ...handOverOps(view, handedTo)] };
@@ -90,7 +89,7 @@ export class WorkflowOrphans {
     const online = ((await this.registry.getChildren(job.instances)) ?? []).sort();
     if (online.length === 0) return undefined;
     const live = new Set(online);
-    const [triggers, flag, failover] = await Promise.all([
+    const [triggers, resharding, failover] = await Promise.all([
       this.registry.getChildren(job.triggers).then((ids) => ids ?? []),
       this.registry.exists(job.shardingNecessary),
       this.readFailover(job),
@@ -101,8 +100,7 @@ export class WorkflowOrphans {
       if (node) reruns.set(id, { items: node.data.toString('utf8').split(','), version: node.stat.version });
     }
     const firing = new Set(triggers.filter((id) => live.has(id)));
-    const resharding = flag !== undefined;
-    return { job, online, live, triggers, firing, resharding, reshardingVersion: flag?.version, reruns, failover };
+    return { job, online, live, triggers, firing, resharding, reruns, failover };
   }
 
   /** A `running` marker of a live instance (or of a dead one, failover taking it over), or failover's own nodes. */
